@@ -1,0 +1,74 @@
+/**
+ * Where the data lives: DATABASE_URL, or the embedded PostgreSQL in ./.data.
+ * One pg Pool per process, shared by kysely (read models) and the event store.
+ */
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import { ConfigError } from '../config.ts';
+import { ensureEmbeddedPostgres, type EmbeddedHandle } from './embedded.ts';
+
+// Return int8 and numeric as strings (default); dates (type 1082) stay strings
+// so a calendar date never shifts through a time zone.
+pg.types.setTypeParser(1082, (v) => v);
+
+export interface Database {
+  url: string;
+  pool: pg.Pool;
+  db: Kysely<any>;
+  embedded: EmbeddedHandle | null;
+  close(): Promise<void>;
+}
+
+export interface OpenOptions {
+  databaseUrl: string | null;
+  dataDir: string;
+  poolSize?: number;
+  applicationName?: string;
+  onEmbeddedLog?: (line: string) => void;
+}
+
+export function createPool(url: string, max = 20, applicationName = 'invoicing'): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max,
+    application_name: applicationName,
+    // An open write transaction holds every log consumer back (DESIGN section 2).
+    idle_in_transaction_session_timeout: 10_000,
+    connectionTimeoutMillis: 10_000,
+  });
+  // A dropped idle connection must not crash the process; the pool replaces it.
+  pool.on('error', () => {});
+  return pool;
+}
+
+/** Connect and check once, so a bad DATABASE_URL fails with one clear line. */
+async function probe(pool: pg.Pool, fromEnv: boolean): Promise<void> {
+  try {
+    await pool.query('select 1');
+  } catch (err: any) {
+    await pool.end().catch(() => {});
+    if (fromEnv) throw new ConfigError('DATABASE_URL', `cannot connect: ${err.message ?? err}`);
+    throw err;
+  }
+}
+
+export async function openDatabase(options: OpenOptions): Promise<Database> {
+  let embedded: EmbeddedHandle | null = null;
+  let url = options.databaseUrl;
+  if (!url) {
+    embedded = await ensureEmbeddedPostgres({ dataDir: options.dataDir, onLog: options.onEmbeddedLog });
+    url = embedded.url;
+  }
+  const pool = createPool(url, options.poolSize, options.applicationName);
+  await probe(pool, options.databaseUrl !== null);
+  const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    url,
+    pool,
+    db,
+    embedded,
+    async close() {
+      await db.destroy(); // ends the pool too
+    },
+  };
+}

@@ -1,0 +1,12 @@
+/**
+ * Every migration, in order. Add a file `NNNN_name.ts` and one line here;
+ * the key is the migration's permanent name in kysely_migration.
+ */
+import type { Migration } from 'kysely';
+import * as m0001 from './0001_eventstore.ts';
+import * as m0002 from './0002_projections.ts';
+
+export const migrations: Record<string, Migration> = {
+  '0001_eventstore': m0001,
+  '0002_projections': m0002,
+};

@@ -1,0 +1,165 @@
+/**
+ * PostgreSQL adapter of the event store port (DESIGN section 2).
+ * Appends go through the es_append function (one round trip); reads follow
+ * (transaction_id, global_position) and never pass pg_snapshot_xmin.
+ */
+import type pg from 'pg';
+import { Notifier } from './notifier.ts';
+import { decodePosition, encodePosition } from './position.ts';
+import { subscribeByPolling } from './polling-subscription.ts';
+import {
+  WrongExpectedVersionError,
+  type AppendResult,
+  type EventStore,
+  type ExpectedRevision,
+  type NewEvent,
+  type ReadStreamOptions,
+  type RecordedEvent,
+} from './types.ts';
+
+type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
+
+const EVENT_COLUMNS = 'global_position, transaction_id, stream_id, revision, event_id, type, data, metadata, created_at';
+
+function expectedCode(expected: ExpectedRevision): number {
+  if (expected === 'any') return -1;
+  if (expected === 'no_stream') return -2;
+  if (expected === 'stream_exists') return -3;
+  if (!Number.isInteger(expected) || expected < 0) throw new TypeError(`invalid expected revision ${expected}`);
+  return expected;
+}
+
+function toRecorded(row: any): RecordedEvent {
+  return {
+    id: row.event_id,
+    stream: row.stream_id,
+    revision: Number(row.revision),
+    type: row.type,
+    data: row.data,
+    metadata: row.metadata,
+    position: encodePosition(row.transaction_id, row.global_position),
+    created_at: row.created_at,
+  };
+}
+
+/** A retried append whose events are all stored already succeeded before: answer as then. */
+async function previousAppend(db: Queryable, stream: string, events: NewEvent[]): Promise<AppendResult | null> {
+  const { rows } = await db.query(
+    `select stream_id, revision, transaction_id, global_position from es_events where event_id = any($1::uuid[])
+     order by transaction_id, global_position`,
+    [events.map((e) => e.id)],
+  );
+  if (rows.length !== events.length || rows.some((r) => r.stream_id !== stream)) return null;
+  const last = rows[rows.length - 1];
+  return { nextRevision: Number(last.revision), position: encodePosition(last.transaction_id, last.global_position) };
+}
+
+/**
+ * Append inside a transaction the caller owns (BEGIN/COMMIT); the store's own
+ * appendToStream is this in autocommit. Exported for tests that must hold a
+ * transaction open.
+ */
+export async function appendInTransaction(
+  db: Queryable,
+  stream: string,
+  events: NewEvent[],
+  expected: ExpectedRevision,
+): Promise<AppendResult> {
+  if (events.length === 0) throw new TypeError('appendToStream needs at least one event');
+  try {
+    const { rows } = await db.query(
+      'select last_revision, last_transaction, last_position from es_append($1, $2, $3::uuid[], $4::text[], $5::jsonb[], $6::jsonb[])',
+      [
+        stream,
+        expectedCode(expected),
+        events.map((e) => e.id),
+        events.map((e) => e.type),
+        events.map((e) => JSON.stringify(e.data)),
+        events.map((e) => JSON.stringify(e.metadata)),
+      ],
+    );
+    const r = rows[0];
+    return { nextRevision: Number(r.last_revision), position: encodePosition(r.last_transaction, r.last_position) };
+  } catch (err: any) {
+    const isConflict = err.code === 'ES001';
+    const isDuplicateId = err.code === '23505' && err.constraint === 'es_events_event_id_key';
+    if (!isConflict && !isDuplicateId) throw err;
+    // Inside a caller's transaction the failed statement aborted it: nothing more can be read.
+    const previous = 'release' in db ? null : await previousAppend(db, stream, events);
+    if (previous) return previous;
+    if (isConflict) {
+      const actual = err.detail === 'no_stream' ? 'no_stream' : Number(err.detail);
+      throw new WrongExpectedVersionError(stream, expected, actual);
+    }
+    throw new WrongExpectedVersionError(stream, expected, 'no_stream');
+  }
+}
+
+export async function readAllFrom(db: Queryable, after: string | null, limit: number): Promise<RecordedEvent[]> {
+  const { tx, pos } = decodePosition(after);
+  const { rows } = await db.query(
+    `select ${EVENT_COLUMNS} from es_events
+     where (transaction_id, global_position) > ($1::xid8, $2::bigint)
+       and transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+     order by transaction_id, global_position
+     limit $3`,
+    [tx, pos, limit],
+  );
+  return rows.map(toRecorded);
+}
+
+export async function createPostgresEventStore(pool: pg.Pool, url?: string): Promise<EventStore> {
+  const connectionUrl = url ?? (pool.options as any).connectionString;
+  const notifier = new Notifier(connectionUrl, 'es_appended');
+  const subscriptions = new Set<{ stop(): Promise<void> }>();
+
+  return {
+    kind: 'postgres',
+    appendToStream: (stream, events, expected) => appendInTransaction(pool, stream, events, expected),
+
+    async readStream(stream: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
+      const backwards = options.direction === 'backwards';
+      const from = options.fromRevision ?? (backwards ? Number.MAX_SAFE_INTEGER : 0);
+      const { rows } = await pool.query(
+        `select ${EVENT_COLUMNS} from es_events where stream_id = $1 and revision ${backwards ? '<=' : '>='} $2
+         order by revision ${backwards ? 'desc' : 'asc'} limit $3`,
+        [stream, from, options.maxCount ?? null],
+      );
+      return rows.map(toRecorded);
+    },
+
+    readAll: (after, limit) => readAllFrom(pool, after, limit),
+
+    subscribeToAll(after, handler, options = {}) {
+      const sub = subscribeByPolling({
+        after,
+        handler,
+        batchSize: options.batchSize ?? 500,
+        onError: options.onError,
+        read: (cp, n) => readAllFrom(pool, cp, n),
+        notifier,
+      });
+      subscriptions.add(sub);
+      return {
+        stop: async () => {
+          subscriptions.delete(sub);
+          await sub.stop();
+        },
+      };
+    },
+
+    async headPosition() {
+      const { rows } = await pool.query(
+        `select transaction_id, global_position from es_events
+         where transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+         order by transaction_id desc, global_position desc limit 1`,
+      );
+      return rows[0] ? encodePosition(rows[0].transaction_id, rows[0].global_position) : null;
+    },
+
+    async close() {
+      await Promise.all([...subscriptions].map((s) => s.stop()));
+      await notifier.close();
+    },
+  };
+}

@@ -1,0 +1,104 @@
+/**
+ * The event store port. Two adapters implement it (PostgreSQL in ./postgres,
+ * EventStoreDB in ./esdb) and one contract suite (test/eventstore) proves both.
+ *
+ * Revisions start at 0 for a stream's first event (EventStoreDB's convention).
+ * Checkpoints are opaque strings that sort lexicographically in log order, so
+ * consumers can compare them with `<` without knowing the adapter.
+ */
+
+export type ExpectedRevision = 'no_stream' | 'stream_exists' | 'any' | number;
+
+/** Carried by every event (DESIGN section 2). */
+export interface EventMetadata {
+  organization_id: string | null;
+  actor: string; // API key id, or 'system'
+  request_id: string | null;
+  correlation_id: string | null;
+  causation_id: string | null;
+  occurred_at: string; // ISO 8601 UTC with milliseconds
+  [extra: string]: unknown;
+}
+
+export interface NewEvent<T = unknown> {
+  id: string; // UUID; appending the same id again is a no-op
+  type: string;
+  data: T;
+  metadata: EventMetadata;
+}
+
+export interface RecordedEvent<T = unknown> {
+  id: string;
+  stream: string;
+  revision: number;
+  type: string;
+  data: T;
+  metadata: EventMetadata;
+  /** Opaque, sortable position in the global log. */
+  position: string;
+  created_at: Date;
+}
+
+export interface AppendResult {
+  /** Revision of the last event now in the stream. */
+  nextRevision: number;
+  /** Global position of the last appended event (the one to wait for). */
+  position: string;
+}
+
+export interface ReadStreamOptions {
+  fromRevision?: number;
+  direction?: 'forwards' | 'backwards';
+  maxCount?: number;
+}
+
+export interface Subscription {
+  /** Resolves once the subscription has stopped (after the current handler call). */
+  stop(): Promise<void>;
+}
+
+export interface SubscribeOptions {
+  batchSize?: number;
+  /** Called when the handler throws; the subscription stops after it. */
+  onError?: (err: unknown) => void;
+}
+
+export interface EventStore {
+  readonly kind: 'postgres' | 'eventstoredb';
+  appendToStream(stream: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult>;
+  /** Events of one stream; [] when the stream does not exist. */
+  readStream(stream: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
+  /** Events of every stream after `after` (null: from the start), in global order. */
+  readAll(after: string | null, limit: number): Promise<RecordedEvent[]>;
+  /** Handler gets ordered batches; it resumes exactly after the last handled event. */
+  subscribeToAll(
+    after: string | null,
+    handler: (events: RecordedEvent[]) => Promise<void>,
+    options?: SubscribeOptions,
+  ): Subscription;
+  /** Checkpoint of the newest event visible to readers (null when the log is empty). */
+  headPosition(): Promise<string | null>;
+  close(): Promise<void>;
+}
+
+/** Raised when the expected revision does not match the stream. */
+export class WrongExpectedVersionError extends Error {
+  readonly code = 'WRONG_EXPECTED_VERSION';
+  constructor(
+    readonly stream: string,
+    readonly expected: ExpectedRevision,
+    /** Current revision, or 'no_stream' when the stream does not exist. */
+    readonly actual: number | 'no_stream',
+  ) {
+    super(`wrong expected version on ${stream}: expected ${String(expected)}, actual ${String(actual)}`);
+    this.name = 'WrongExpectedVersionError';
+  }
+}
+
+/** Compare two checkpoints; null sorts before everything. */
+export function comparePositions(a: string | null, b: string | null): number {
+  if (a === b) return 0;
+  if (a === null) return -1;
+  if (b === null) return 1;
+  return a < b ? -1 : 1;
+}
