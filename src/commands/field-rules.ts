@@ -1,0 +1,102 @@
+/**
+ * Field checks shared by the deciders. They collect every problem of a
+ * command before throwing, so a client fixes a form in one round trip
+ * (CONTRACT section 7: details.fields = [{ field, message }]).
+ * The API's JSON schemas reject wrong shapes and unknown fields first; these
+ * checks are the domain rules and also keep the deciders safe on their own.
+ */
+import { validationError, type FieldError } from '../shared/errors.ts';
+
+export class FieldErrors {
+  readonly fields: FieldError[] = [];
+
+  add(field: string, message: string): void {
+    this.fields.push({ field, message });
+  }
+
+  get isEmpty(): boolean {
+    return this.fields.length === 0;
+  }
+
+  throwIfAny(): void {
+    if (!this.isEmpty) throw validationError(this.fields);
+  }
+}
+
+export interface TextRule {
+  /** Absent or null is an error (else it reads as "no value"). */
+  required?: boolean;
+  max: number;
+  /** Multi-line free text (notes) is stored as written; other text is trimmed. */
+  keepWhitespace?: boolean;
+}
+
+/** Characters as a person counts them (code points, not UTF-16 units). */
+export function charCount(text: string): number {
+  return [...text].length;
+}
+
+/**
+ * Reads one text field. Returns undefined when absent, null for "no value"
+ * (null, or blank when optional: a cleared form field), else the text.
+ */
+export function readText(errors: FieldErrors, field: string, value: unknown, rule: TextRule): string | null | undefined {
+  if (value === undefined || value === null) {
+    if (rule.required) errors.add(field, 'is required');
+    return value;
+  }
+  if (typeof value !== 'string') {
+    errors.add(field, 'must be a string');
+    return undefined;
+  }
+  const text = rule.keepWhitespace ? value : value.trim();
+  if (text.trim() === '') {
+    if (rule.required) errors.add(field, 'must not be empty');
+    return null;
+  }
+  if (charCount(text) > rule.max) {
+    errors.add(field, `must be at most ${rule.max} characters`);
+    return undefined;
+  }
+  return text;
+}
+
+/** Reads a value that must be one of a fixed list. */
+export function readEnum<T extends string>(
+  errors: FieldErrors,
+  field: string,
+  value: unknown,
+  allowed: readonly T[],
+): T | undefined {
+  if (typeof value === 'string' && (allowed as readonly string[]).includes(value)) return value as T;
+  errors.add(field, `must be one of ${allowed.join(', ')}`);
+  return undefined;
+}
+
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+/** YYYY-MM-DD naming a real calendar day (2026-02-29 is not one). */
+export function isCalendarDate(value: unknown): value is string {
+  if (typeof value !== 'string') return false;
+  const match = DATE.exec(value);
+  if (!match) return false;
+  const [year, month, day] = match.slice(1).map(Number);
+  if (month < 1 || month > 12 || day < 1) return false;
+  const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+  const days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1];
+  return day <= days;
+}
+
+const DATETIME = /^(\d{4}-\d{2}-\d{2})T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
+
+/**
+ * An ISO 8601 datetime with an explicit offset, normalized to UTC with
+ * milliseconds (CONTRACT section 1); null when it is not one.
+ */
+export function normalizeDatetime(value: unknown): string | null {
+  if (typeof value !== 'string') return null;
+  const match = DATETIME.exec(value);
+  if (!match || !isCalendarDate(match[1])) return null;
+  const time = Date.parse(value);
+  return Number.isNaN(time) ? null : new Date(time).toISOString();
+}
