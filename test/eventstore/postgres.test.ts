@@ -1,0 +1,122 @@
+import { expect } from 'chai';
+import { appendInTransaction, createPostgresEventStore } from '../../src/eventstore/postgres.ts';
+import { comparePositions, type RecordedEvent } from '../../src/eventstore/types.ts';
+import { freshDatabase } from '../support/database.ts';
+import { newEvent, runEventStoreContract, streamName, waitFor, type ContractSetup } from './contract.ts';
+
+async function postgresSetup(): Promise<ContractSetup> {
+  const database = await freshDatabase();
+  const store = await createPostgresEventStore(database.pool);
+  return {
+    store,
+    async cleanup() {
+      await store.close();
+      await database.drop();
+    },
+    async holdOpenTransaction(stream, events, expected) {
+      const client = await database.pool.connect();
+      client.on('error', () => {}); // terminated by drop() when a failed test left it open
+      let done = false;
+      const finish = async (sql: 'commit' | 'rollback') => {
+        if (done) return;
+        done = true;
+        try {
+          await client.query(sql);
+        } finally {
+          client.release();
+        }
+      };
+      await client.query('begin');
+      try {
+        const result = await appendInTransaction(client, stream, events, expected);
+        return { result, commit: () => finish('commit'), rollback: () => finish('rollback') };
+      } catch (err) {
+        await finish('rollback');
+        throw err;
+      }
+    },
+  };
+}
+
+runEventStoreContract('postgres', postgresSetup);
+
+describe('postgres event store: a transaction that commits late', function () {
+  let ctx: ContractSetup;
+
+  beforeEach(async function () {
+    ctx = await postgresSetup();
+  });
+
+  afterEach(async function () {
+    await ctx?.cleanup();
+  });
+
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  const ids = (events: RecordedEvent[]) => events.map((e) => e.id);
+
+  it('is never skipped: readers do not pass position 1 while it is open and position 2 has committed', async function () {
+    const { store } = ctx;
+    const w = newEvent('W');
+    const x = newEvent('X');
+    const y = newEvent('Y');
+
+    // A consumer that has already handled something, so its checkpoint is not null.
+    await store.appendToStream(streamName(), [w], 'no_stream');
+    const seen: RecordedEvent[] = [];
+    const sub = store.subscribeToAll(null, async (batch) => {
+      seen.push(...batch);
+    });
+    const open = await ctx.holdOpenTransaction!(streamName(), [x], 'no_stream');
+    try {
+      await waitFor(() => seen.length >= 1, 'the first event');
+      const page0 = await store.readAll(null, 100);
+      expect(ids(page0)).to.deep.equal([w.id]);
+      const checkpoint = page0[0].position;
+
+      // Client B commits position 2 while A (position 1) is still open.
+      const ry = await store.appendToStream(streamName(), [y], 'no_stream');
+      expect(comparePositions(open.result.position, ry.position), 'the open transaction sorts first').to.equal(-1);
+
+      const page1 = await store.readAll(checkpoint, 100);
+      expect(ids(page1), 'readAll must not pass the open transaction').to.deep.equal([]);
+      expect(await store.headPosition(), 'headPosition must not pass the open transaction').to.equal(checkpoint);
+      await sleep(1500); // several notification and polling cycles
+      expect(ids(seen), 'the subscription must not pass the open transaction').to.deep.equal([w.id]);
+
+      await open.commit();
+
+      const page2 = await store.readAll(checkpoint, 100);
+      expect(ids(page2), 'readAll after commit').to.deep.equal([x.id, y.id]);
+      await waitFor(() => seen.length >= 3, 'both late events on the subscription');
+      await sleep(100);
+      expect(ids(seen), 'subscription after commit').to.deep.equal([w.id, x.id, y.id]);
+      expect(await store.headPosition()).to.equal(ry.position);
+    } finally {
+      await open.rollback(); // no-op once committed
+      await sub.stop();
+    }
+  });
+
+  it('a rolled back transaction leaves no trace and holds no one back afterwards', async function () {
+    const { store } = ctx;
+    const x = newEvent('X');
+    const y = newEvent('Y');
+    const seen: RecordedEvent[] = [];
+    const sub = store.subscribeToAll(null, async (batch) => {
+      seen.push(...batch);
+    });
+    const open = await ctx.holdOpenTransaction!(streamName(), [x], 'no_stream');
+    try {
+      await store.appendToStream(streamName(), [y], 'no_stream');
+      expect(await store.readAll(null, 100)).to.deep.equal([]);
+      await open.rollback();
+      expect(ids(await store.readAll(null, 100))).to.deep.equal([y.id]);
+      await waitFor(() => seen.length >= 1, 'the committed event');
+      await sleep(100);
+      expect(ids(seen)).to.deep.equal([y.id]);
+    } finally {
+      await open.rollback(); // no-op when already rolled back
+      await sub.stop();
+    }
+  });
+});
