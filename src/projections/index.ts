@@ -1,0 +1,13 @@
+/**
+ * Every read-model projector, in one list: the runner starts them, waitFor
+ * waits for all of them, the CLI rebuilds them by name.
+ * (The webhook subscriber is a log consumer too, but not a read model: writes
+ * do not wait for it.)
+ */
+import type { Projector } from './projector.ts';
+
+export const projectors: Projector[] = [];
+
+export function projectorNamed(name: string): Projector | undefined {
+  return projectors.find((p) => p.name === name);
+}

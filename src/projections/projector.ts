@@ -1,0 +1,17 @@
+import type { Transaction } from 'kysely';
+import type { RecordedEvent } from '../eventstore/types.ts';
+
+/**
+ * A projector turns events into rows of its read-model tables.
+ * apply() runs inside the transaction that also moves its checkpoint, so a
+ * batch is applied exactly once. Table names must stay unqualified: a rebuild
+ * runs the same code with search_path pointing at a shadow schema.
+ */
+export interface Projector {
+  name: string;
+  /** Event types it reads; others only move its checkpoint. */
+  handles: readonly string[];
+  /** Its tables, all in the public schema (rebuild copies and swaps them). */
+  tables: readonly string[];
+  apply(events: RecordedEvent[], trx: Transaction<any>): Promise<void>;
+}

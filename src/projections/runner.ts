@@ -1,0 +1,176 @@
+/**
+ * Runs one projector: follows the global log from its checkpoint and commits
+ * the projector's rows and the checkpoint in one transaction. One active
+ * instance per projector across processes (session advisory lock on a
+ * dedicated connection: if the process dies, the lock goes with it).
+ * A failing event stops the projector, is logged with the event id and shown
+ * by /readyz; it is retried with backoff, never skipped.
+ */
+import { sql, type Kysely } from 'kysely';
+import pg from 'pg';
+import type { EventStore, RecordedEvent } from '../eventstore/types.ts';
+import type { Logger } from '../shared/logger.ts';
+import { ensureCheckpoint, lockCheckpoint, moveCheckpoint, recordFailure } from './checkpoints.ts';
+import type { ProjectionProgress } from './progress.ts';
+import type { Projector } from './projector.ts';
+
+export interface RunnerDeps {
+  db: Kysely<any>;
+  store: EventStore;
+  url: string;
+  logger: Logger;
+  progress?: ProjectionProgress;
+  batchSize?: number;
+}
+
+export type RunnerState = 'standby' | 'running' | 'failed' | 'stopped';
+
+/** Someone else (a rebuild) moved the checkpoint: start again from the stored one. */
+class CheckpointMoved extends Error {}
+
+class EventFailed extends Error {
+  constructor(readonly eventId: string, readonly cause: unknown) {
+    super(`event ${eventId}: ${(cause as Error)?.message ?? String(cause)}`);
+  }
+}
+
+export class ProjectionRunner {
+  state: RunnerState = 'standby';
+  lastError: { eventId: string | null; message: string } | null = null;
+  private stopped = false;
+  private wake: (() => void) | null = null;
+  private loop: Promise<void> | null = null;
+  private checkpoint: string | null = null;
+  private readonly handles: Set<string>;
+
+  constructor(private readonly deps: RunnerDeps, readonly projector: Projector) {
+    this.handles = new Set(projector.handles);
+  }
+
+  start(): void {
+    this.loop ??= this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wake?.();
+    await this.loop;
+    this.state = 'stopped';
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const t = setTimeout(done, ms);
+      const self = this;
+      function done() {
+        clearTimeout(t);
+        self.wake = null;
+        resolve();
+      }
+      this.wake = done;
+    });
+  }
+
+  private async run(): Promise<void> {
+    const { db, logger } = this.deps;
+    const name = this.projector.name;
+    let backoff = 1000;
+    await ensureCheckpoint(db, name);
+    while (!this.stopped) {
+      const lock = new pg.Client({ connectionString: this.deps.url, application_name: `projector:${name}` });
+      let lockLost: () => void = () => {};
+      const lost = new Promise<void>((resolve) => (lockLost = resolve));
+      lock.on('error', () => lockLost());
+      lock.on('end', () => lockLost());
+      try {
+        await lock.connect();
+        const { rows } = await lock.query('select pg_try_advisory_lock(hashtext($1)) as ok', [`projector:${name}`]);
+        if (!rows[0].ok) {
+          this.state = 'standby';
+          await lock.end();
+          await this.sleep(2000);
+          continue;
+        }
+        const outcome = await this.follow(lost);
+        if (outcome === 'failed') {
+          await this.sleep(backoff);
+          backoff = Math.min(backoff * 2, 300_000);
+        } else {
+          backoff = 1000;
+        }
+      } catch (err) {
+        logger.error({ projector: name, err }, 'projector lock connection failed');
+        await this.sleep(2000);
+      } finally {
+        await lock.end().catch(() => {});
+      }
+    }
+  }
+
+  /** Follows the log while we hold the lock; returns why it stopped. */
+  private async follow(lockLost: Promise<void>): Promise<'stopped' | 'moved' | 'failed' | 'lost'> {
+    const { db, store, logger } = this.deps;
+    const name = this.projector.name;
+    const { rows } = await sql<{ position: string | null }>`select position from projection_checkpoints where name = ${name}`.execute(db);
+    this.checkpoint = rows[0]?.position ?? null;
+    this.deps.progress?.report(name, this.checkpoint);
+    if (this.state !== 'failed') this.state = 'running';
+    let finish: (why: 'stopped' | 'moved' | 'failed' | 'lost') => void = () => {};
+    const ended = new Promise<'stopped' | 'moved' | 'failed' | 'lost'>((resolve) => (finish = resolve));
+    const sub = store.subscribeToAll(this.checkpoint, (events) => this.handle(events), {
+      batchSize: this.deps.batchSize ?? 500,
+      onError: (err) => {
+        if (err instanceof CheckpointMoved) return finish('moved');
+        const eventId = err instanceof EventFailed ? err.eventId : null;
+        const message = err instanceof EventFailed ? String((err.cause as Error)?.message ?? err.cause) : String((err as Error)?.message ?? err);
+        this.state = 'failed';
+        this.lastError = { eventId, message };
+        logger.error({ projector: name, event_id: eventId, err: message }, 'projector stopped on a failing event');
+        void recordFailure(db, name, eventId, message).catch(() => {});
+        finish('failed');
+      },
+    });
+    void lockLost.then(() => finish('lost'));
+    const stopWatch = setInterval(() => this.stopped && finish('stopped'), 50);
+    const why = await ended;
+    clearInterval(stopWatch);
+    await sub.stop();
+    return why;
+  }
+
+  private async handle(events: RecordedEvent[]): Promise<void> {
+    try {
+      await this.applyBatch(events);
+    } catch (err) {
+      if (err instanceof CheckpointMoved || events.length === 1) {
+        throw err instanceof CheckpointMoved ? err : new EventFailed(events[0].id, err);
+      }
+      // Find the failing event: everything before it still gets applied.
+      for (const event of events) {
+        try {
+          await this.applyBatch([event]);
+        } catch (e) {
+          throw e instanceof CheckpointMoved ? e : new EventFailed(event.id, e);
+        }
+      }
+    }
+    if (this.state === 'failed') {
+      this.state = 'running';
+      this.lastError = null;
+    }
+  }
+
+  private async applyBatch(events: RecordedEvent[]): Promise<void> {
+    const name = this.projector.name;
+    const last = events[events.length - 1].position;
+    await this.deps.db.transaction().execute(async (trx) => {
+      const stored = await lockCheckpoint(trx, name);
+      if (stored !== this.checkpoint) throw new CheckpointMoved();
+      const mine = events.filter((e) => this.handles.has(e.type));
+      if (mine.length > 0) await this.projector.apply(mine, trx);
+      await moveCheckpoint(trx, name, last);
+    });
+    this.checkpoint = last;
+    this.deps.progress?.report(name, last);
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * What every role of a process shares: configuration, logger, the database
+ * (read models, configuration tables, and by default the event store), the
+ * event store, and projection progress (for read-your-writes).
+ */
+import { ConfigError, type Config } from './config.ts';
+import { openDatabase, type Database } from './db/database.ts';
+import { migrateToLatest } from './db/migrate.ts';
+import { createPostgresEventStore } from './eventstore/postgres.ts';
+import type { EventStore } from './eventstore/types.ts';
+import { projectors } from './projections/index.ts';
+import { ProjectionProgress } from './projections/progress.ts';
+import type { Logger } from './shared/logger.ts';
+
+export interface Runtime {
+  config: Config;
+  logger: Logger;
+  database: Database;
+  store: EventStore;
+  progress: ProjectionProgress;
+  close(): Promise<void>;
+}
+
+async function openEventStore(config: Config, database: Database): Promise<EventStore> {
+  if (!config.eventstoreUrl) return createPostgresEventStore(database.pool, database.url);
+  const { createEventStoreDBEventStore } = await import('./eventstore/esdb.ts');
+  try {
+    const store = await createEventStoreDBEventStore(config.eventstoreUrl);
+    await store.headPosition(); // fail now, not on the first request
+    return store;
+  } catch (err: any) {
+    throw new ConfigError('EVENTSTORE_URL', `cannot reach EventStoreDB: ${err?.message ?? err}`);
+  }
+}
+
+export async function openRuntime(config: Config, logger: Logger, options: { poolSize?: number; applicationName?: string } = {}): Promise<Runtime> {
+  const database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    poolSize: options.poolSize,
+    applicationName: options.applicationName,
+    onEmbeddedLog: (line) => logger.debug({ postgres: line.trim() }, 'embedded postgres'),
+  });
+  try {
+    await migrateToLatest(database.db);
+    const store = await openEventStore(config, database);
+    const progress = new ProjectionProgress(database.db, database.url, projectors.map((p) => p.name));
+    await progress.start();
+    return {
+      config,
+      logger,
+      database,
+      store,
+      progress,
+      async close() {
+        await progress.close();
+        await store.close();
+        await database.close();
+      },
+    };
+  } catch (err) {
+    await database.close().catch(() => {});
+    throw err;
+  }
+}

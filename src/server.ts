@@ -1,0 +1,83 @@
+/**
+ * The process shell: starts the roles of this process (all of them by
+ * default) on one runtime, and stops them in order on SIGTERM/SIGINT:
+ * stop accepting, finish in-flight requests and batches, close the database,
+ * stop the embedded PostgreSQL when this process started it.
+ */
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { createApp } from './api/app.ts';
+import type { Config, Role } from './config.ts';
+import { projectors } from './projections/index.ts';
+import { ProjectionRunner } from './projections/runner.ts';
+import { openRuntime, type Runtime } from './runtime.ts';
+import type { Logger } from './shared/logger.ts';
+import { workers } from './workers/index.ts';
+
+export interface RunningServer {
+  runtime: Runtime;
+  url: string | null;
+  runners: ProjectionRunner[];
+  stop(): Promise<void>;
+}
+
+/** Hooks run once the runtime is open (e.g. first-start demo data). */
+export type StartupHook = (rt: Runtime, roles: Role[]) => Promise<void>;
+export const startupHooks: StartupHook[] = [];
+
+function listen(config: Config, rt: Runtime): Promise<http.Server> {
+  const app = createApp(rt);
+  const server = config.tlsCertFile
+    ? https.createServer({ cert: readFileSync(config.tlsCertFile), key: readFileSync(config.tlsKeyFile!) }, app)
+    : http.createServer(app);
+  server.keepAliveTimeout = 65_000;
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, () => resolve(server));
+  });
+}
+
+function closeServer(server: http.Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+    // In-flight requests finish; connections idle after them are closed by close().
+    setTimeout(() => server.closeAllConnections(), 10_000).unref();
+  });
+}
+
+export async function startServer(config: Config, logger: Logger, roles: Role[]): Promise<RunningServer> {
+  const rt = await openRuntime(config, logger, { poolSize: 30, applicationName: `invoicing:${roles.join('+')}` });
+  for (const hook of startupHooks) await hook(rt, roles);
+
+  const runners = roles.includes('projector')
+    ? projectors.map((p) => new ProjectionRunner({ db: rt.database.db, store: rt.store, url: rt.database.url, logger, progress: rt.progress }, p))
+    : [];
+  runners.forEach((r) => r.start());
+  const started: { name: string; stop(): Promise<void> }[] = [];
+  for (const w of workers.filter((w) => roles.includes(w.role))) {
+    started.push({ name: w.name, ...(await w.start(rt)) });
+  }
+
+  let server: http.Server | null = null;
+  let url: string | null = null;
+  if (roles.includes('api')) {
+    server = await listen(config, rt);
+    const { port } = server.address() as AddressInfo;
+    url = `${config.tlsCertFile ? 'https' : 'http'}://localhost:${port}/api/v1`;
+  }
+
+  let stopping: Promise<void> | null = null;
+  const stop = () =>
+    (stopping ??= (async () => {
+      if (server) await closeServer(server);
+      await Promise.all(started.map((w) => w.stop().catch((err) => logger.error({ err, worker: w.name }, 'worker stop failed'))));
+      await Promise.all(runners.map((r) => r.stop()));
+      await rt.close();
+      // The embedded PostgreSQL stops with the server, unless the admin CLI is using it.
+      await rt.database.embedded?.release();
+    })());
+  return { runtime: rt, url, runners, stop };
+}

