@@ -1,8 +1,12 @@
 /**
- * Where resource routers are mounted. One router file per resource.
+ * Every route of /api/v1, by resource. A router file exports a RouteSpec[];
+ * add it to `allRoutes`. The pipeline mounts them and OpenAPI documents them.
  */
 import { Router, type Express } from 'express';
 import type { Runtime } from '../runtime.ts';
+import type { RouteSpec } from './route.ts';
+
+export const allRoutes: RouteSpec[] = [];
 
 /** Routes outside /api/v1 (e.g. /openapi.json). */
 export function rootRoutes(_app: Express, _rt: Runtime): void {}

@@ -1,0 +1,90 @@
+/**
+ * How an endpoint is declared. Every route of /api/v1 is one RouteSpec in a
+ * router file per resource (src/api/<resource>.ts). The pipeline
+ * (src/api/pipeline/) turns specs into express handlers in the order of
+ * CONTRACT section 8, and src/api/openapi.ts documents the same specs, so the
+ * JSON schemas that validate a request are the ones the OpenAPI shows.
+ */
+import type { Request, Response } from 'express';
+import type { EventMetadata } from '../eventstore/types.ts';
+import type { Runtime } from '../runtime.ts';
+import type { ErrorCode } from '../shared/errors.ts';
+
+export type Scope =
+  | 'invoices:read' | 'invoices:write' | 'invoices:finalize' | 'invoices:send' | 'invoices:payment' | 'invoices:void' | 'invoices:export'
+  | 'recurring:read' | 'recurring:write' | 'recurring:delete'
+  | 'customers:read' | 'customers:write' | 'customers:delete'
+  | 'organization:read' | 'organization:write'
+  | 'webhooks:read' | 'webhooks:write'
+  | 'organizations:read' | 'organizations:write' | 'organizations:archive';
+
+/** A JSON schema as ajv takes it (draft 2020-12 subset; additionalProperties: false on bodies). */
+export type JsonSchema = Record<string, unknown>;
+
+export interface ApiKeyInfo {
+  id: string;
+  kind: 'organization' | 'account';
+  mode: 'test' | 'live' | 'account';
+  accountId: string;
+  /** For organization keys: their organization. */
+  organizationId: string | null;
+  scopes: readonly Scope[];
+}
+
+export interface RequestContext {
+  rt: Runtime;
+  req: Request;
+  res: Response;
+  requestId: string;
+  key: ApiKeyInfo;
+  /** The organization the request acts on (null on /organizations* routes). */
+  organizationId: string | null;
+  /** If-Match as a stream revision (undefined when absent). */
+  ifMatch?: number;
+  /** Metadata for events appended by this request. */
+  metadata(): EventMetadata;
+}
+
+export interface Input<B = any, Q = any> {
+  body: B;
+  query: Q;
+  params: Record<string, string>;
+}
+
+export interface JsonReply {
+  status?: number; // default 200
+  data: unknown;
+  /** Sets ETag: "<version>" */
+  version?: number;
+  pagination?: { total: number; page: number; perPage: number; totalPages: number };
+}
+
+export interface FileReply {
+  status?: number;
+  file: { contentType: string; filename: string; body: Buffer | string };
+}
+
+export type Reply = JsonReply | FileReply;
+
+export interface RouteSpec<B = any, Q = any> {
+  method: 'get' | 'post' | 'patch' | 'put' | 'delete';
+  /** Express path below /api/v1, e.g. '/invoices/:id/finalize'. ':id' params must be UUIDs (else 404). */
+  path: string;
+  summary: string;
+  tag: string;
+  /** The one scope the key needs (CONTRACT section 8: scopes never imply each other). */
+  scope: Scope;
+  /** 'organization': regular endpoints; 'account': /organizations* (account key required). */
+  audience: 'organization' | 'account';
+  body?: JsonSchema;
+  query?: JsonSchema;
+  /** Success status for OpenAPI (default 200). */
+  successStatus?: number;
+  /** Schema of `data` in the success envelope, for OpenAPI (optional). */
+  response?: JsonSchema;
+  /** Endpoint-specific error codes, for OpenAPI. */
+  errors?: ErrorCode[];
+  /** Raw file response (PDF, XML) instead of the JSON envelope. */
+  produces?: string;
+  handler(ctx: RequestContext, input: Input<B, Q>): Promise<Reply>;
+}
