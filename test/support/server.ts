@@ -1,0 +1,39 @@
+/**
+ * A real server (all roles by default) on a fresh database and a free port,
+ * for HTTP end-to-end tests. Each suite starts its own.
+ */
+import { loadConfig, type Config, type Role } from '../../src/config.ts';
+import '../../src/wiring.ts';
+import { startServer, type RunningServer } from '../../src/server.ts';
+import { createLogger, silentLogger } from '../../src/shared/logger.ts';
+import { freshDatabase, type TestDatabase } from './database.ts';
+
+export interface TestServer {
+  /** Base URL ending in /api/v1 */
+  url: string;
+  /** Server root (for /healthz, /openapi.json) */
+  root: string;
+  server: RunningServer;
+  database: TestDatabase;
+  stop(): Promise<void>;
+}
+
+export async function startTestServer(
+  options: { env?: Record<string, string>; roles?: Role[]; database?: TestDatabase } = {},
+): Promise<TestServer> {
+  const database = options.database ?? (await freshDatabase());
+  const config: Config = loadConfig({ ...options.env, DATABASE_URL: database.url, PORT: '0' });
+  const logger = process.env.TEST_LOG ? createLogger(process.env.TEST_LOG) : silentLogger;
+  const server = await startServer(config, logger, options.roles ?? ['api', 'projector', 'webhooks', 'scheduler']);
+  const url = server.url!;
+  return {
+    url,
+    root: url.replace(/\/api\/v1$/, ''),
+    server,
+    database,
+    async stop() {
+      await server.stop();
+      if (!options.database) await database.drop();
+    },
+  };
+}
