@@ -1,10 +1,10 @@
 /** Mocha root hooks: one PostgreSQL server for the whole run. */
-import { startTestServer, stopTestServer } from './support/database.ts';
+import { startDatabaseServer, stopDatabaseServer } from './support/database.ts';
 
 export async function mochaGlobalSetup(): Promise<void> {
-  await startTestServer();
+  await startDatabaseServer();
 }
 
 export async function mochaGlobalTeardown(): Promise<void> {
-  await stopTestServer();
+  await stopDatabaseServer();
 }

@@ -35,7 +35,7 @@ async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
   }
 }
 
-export async function startTestServer(): Promise<void> {
+export async function startDatabaseServer(): Promise<void> {
   if (process.env.DATABASE_URL) {
     serverUrl = process.env.DATABASE_URL;
   } else {
@@ -57,7 +57,7 @@ export async function startTestServer(): Promise<void> {
   await db.destroy();
 }
 
-export async function stopTestServer(): Promise<void> {
+export async function stopDatabaseServer(): Promise<void> {
   if (embedded) await embedded.stop();
   if (embeddedDir) await rm(embeddedDir, { recursive: true, force: true });
 }
