@@ -1,0 +1,3 @@
+export async function run(): Promise<void> {
+  throw new Error('not written yet');
+}

@@ -1,0 +1,21 @@
+/**
+ * `npm run bench -- <name> [<name>...]`: runs the named benchmarks (all when
+ * none is named). Each prints its figures beside a baseline measured in the
+ * same run on the same PostgreSQL, and the ratio.
+ */
+const benches: Record<string, () => Promise<{ run(): Promise<void> }>> = {
+  eventstore: () => import('./eventstore.ts'),
+};
+
+const names = process.argv.slice(2).filter((a) => !a.startsWith('-'));
+const chosen = names.length ? names : Object.keys(benches);
+for (const name of chosen) {
+  const load = benches[name];
+  if (!load) {
+    console.error(`error: unknown benchmark "${name}" (known: ${Object.keys(benches).join(', ')})`);
+    process.exit(2);
+  }
+  console.log(`\n== ${name} ==`);
+  await (await load()).run();
+}
+process.exit(0);
