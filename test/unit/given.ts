@@ -8,11 +8,11 @@ import type { Decider, DomainEvent } from '../../src/commands/shared/decider.ts'
 import { fold } from '../../src/commands/shared/decider.ts';
 import { DomainError, type ErrorCode } from '../../src/shared/errors.ts';
 
-export interface Outcome<E> {
+export interface Outcome<E extends DomainEvent> {
   /** Asserts the exact events decided. */
   then(expected: E[]): void;
-  /** Asserts the event types decided, returns the events for finer checks. */
-  thenTypes(...types: string[]): E[];
+  /** Asserts the event types decided, returns the events (narrowed) for finer checks. */
+  thenTypes<T extends E['type']>(...types: T[]): Extract<E, { type: T }>[];
   /** Asserts a DomainError with this code (and, for validation errors, exactly these fields). */
   thenError(code: ErrorCode, fields?: string[]): DomainError;
 }
@@ -28,7 +28,7 @@ export function given<C, E extends DomainEvent, S>(decider: Decider<C, E, S>, ev
         thenTypes(...types) {
           const decided = run();
           expect(decided.map((e) => e.type)).to.deep.equal(types);
-          return decided;
+          return decided as Extract<E, { type: (typeof types)[number] }>[];
         },
         thenError(code, fields) {
           let caught: unknown;
