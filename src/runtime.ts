@@ -60,6 +60,7 @@ export async function openRuntime(config: Config, logger: Logger, options: { poo
     };
   } catch (err) {
     await database.close().catch(() => {});
+    await database.embedded?.release().catch(() => {});
     throw err;
   }
 }

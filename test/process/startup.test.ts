@@ -1,0 +1,49 @@
+/**
+ * Start-up faults: a misconfigured variable fails with one clear line naming
+ * it (no stack trace) and a non-zero exit.
+ */
+import { spawnSync } from 'node:child_process';
+import { expect } from 'chai';
+import { freshDatabase } from '../support/database.ts';
+
+function start(env: Record<string, string>, args: string[] = []) {
+  const res = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
+    env: { ...process.env, DATABASE_URL: '', EVENTSTORE_URL: '', ...env },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  return { status: res.status, lines: res.stderr.trim().split('\n').filter(Boolean) };
+}
+
+describe('start-up configuration errors', () => {
+  const cases: [string, Record<string, string>, string[], RegExp][] = [
+    ['DATABASE_URL not a URL', { DATABASE_URL: 'nonsense' }, [], /^error: DATABASE_URL: is not a URL/],
+    ['DATABASE_URL wrong scheme', { DATABASE_URL: 'mysql://u@h/db' }, [], /^error: DATABASE_URL: scheme "mysql:"/],
+    ['DATABASE_URL unreachable', { DATABASE_URL: 'postgres://u:p@127.0.0.1:1/db' }, [], /^error: DATABASE_URL: cannot connect/],
+    ['EVENTSTORE_URL not esdb', { EVENTSTORE_URL: 'http://localhost:2113' }, [], /^error: EVENTSTORE_URL: is not an EventStoreDB connection string/],
+    ['SERVICE_MODE unknown', { SERVICE_MODE: 'prod' }, [], /^error: SERVICE_MODE: "prod" is not test or live/],
+    ['PORT not a number', { PORT: 'http' }, [], /^error: PORT: "http" is not a TCP port/],
+    ['unknown role', {}, ['--role', 'cook'], /^error: --role: "cook" is not one of api, projector, webhooks, scheduler/],
+  ];
+  for (const [name, env, args, pattern] of cases) {
+    it(`${name}: one line naming the variable, exit 1`, () => {
+      const { status, lines } = start(env, args);
+      expect(status).to.equal(1);
+      expect(lines).to.have.length(1);
+      expect(lines[0]).to.match(pattern);
+      expect(lines[0]).not.to.match(/\n\s+at /);
+    });
+  }
+
+  it('EVENTSTORE_URL unreachable: one line naming the variable, exit 1', async () => {
+    const t = await freshDatabase();
+    try {
+      const { status, lines } = start({ DATABASE_URL: t.url, EVENTSTORE_URL: 'esdb://127.0.0.1:1?tls=false' });
+      expect(status).to.equal(1);
+      expect(lines).to.have.length(1);
+      expect(lines[0]).to.match(/^error: EVENTSTORE_URL: cannot reach EventStoreDB/);
+    } finally {
+      await t.drop();
+    }
+  });
+});
