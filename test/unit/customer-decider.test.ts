@@ -73,6 +73,8 @@ describe('customer decider', () => {
     it('rejects an ICE with letters or spaces inside', () => {
       given(customerDecider).when(create({ ice: '00123456700008A' })).thenError('VALIDATION_ERROR', ['ice']);
       given(customerDecider).when(create({ ice: '0012345 6700008' })).thenError('VALIDATION_ERROR', ['ice']);
+      const error = given(customerDecider).when(create({ ice: '0012345670000891' })).thenError('VALIDATION_ERROR', ['ice']);
+      expect(messageFor(error, 'ice')).to.equal('must be exactly 15 digits');
     });
 
     it('a second create of the same id decides nothing', () => {

@@ -33,7 +33,7 @@ export type CustomerFields = Pick<
 >;
 
 function readIce(errors: FieldErrors, value: unknown): string | null | undefined {
-  const ice = readText(errors, 'ice', value, { max: 15 });
+  const ice = readText(errors, 'ice', value, { max: 100 }); // the digit rule gives the message
   if (typeof ice === 'string' && !ICE.test(ice)) {
     errors.add('ice', 'must be exactly 15 digits');
     return undefined;
