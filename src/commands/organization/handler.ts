@@ -1,0 +1,137 @@
+/**
+ * Organization command handlers: the decider run through load-decide-append,
+ * wrapped in the reservations it needs (DESIGN section 3):
+ *   - an entity slot `orgslot-<account>-<n>` (n in 1..cap) for the plan's
+ *     entity cap, so two concurrent creations can never both take the last one;
+ *   - the ICE `orgice-<ice>`, platform wide.
+ * Every handler returns the execute result: the position to wait for (read
+ * your writes) and the organization as decided.
+ */
+import type { EventMetadata, EventStore } from '../../eventstore/types.ts';
+import { DomainError } from '../../shared/errors.ts';
+import type { CommandMetadata } from '../command.ts';
+import {
+  claimFirstFree,
+  iceAlreadyUsed,
+  ORGANIZATION_ICE,
+  organizationSlotScope,
+  release,
+  writeWithReservations,
+  type ReservedValue,
+} from '../reservation/index.ts';
+import { execute, loadState, type ExecuteResult } from '../shared/handler.ts';
+import type { NewOrganizationInput, OrganizationCommand, OrganizationPatch } from './commands.ts';
+import { iceChange, organizationDecider, type OrganizationState } from './decider.ts';
+import { organizationStream, type OrganizationEvent } from './events.ts';
+import { validateNewOrganization } from './validate.ts';
+
+export interface OrganizationWrite {
+  store: EventStore;
+  /** Metadata of the request (its organization_id is replaced by the organization's id). */
+  metadata: EventMetadata;
+  /** If-Match: the organization version the client read. */
+  ifMatch?: number;
+}
+
+export type OrganizationResult = ExecuteResult<OrganizationEvent, OrganizationState>;
+
+function envelope(w: OrganizationWrite, organizationId: string) {
+  const metadata: EventMetadata = { ...w.metadata, organization_id: organizationId };
+  const commandMetadata: CommandMetadata = { now: metadata.occurred_at, actor: metadata.actor, organization_id: organizationId };
+  return { metadata, commandMetadata };
+}
+
+function run(w: OrganizationWrite, metadata: EventMetadata, command: OrganizationCommand): Promise<OrganizationResult> {
+  return execute(w.store, organizationStream(command.data.organization_id), organizationDecider, command, { metadata, ifMatch: w.ifMatch });
+}
+
+function entityCapReached(cap: number): DomainError {
+  return new DomainError('ENTITY_CAP_REACHED', `Your plan allows ${cap} organizations. Upgrade the plan to add more.`, { limit: cap });
+}
+
+export interface Provisioning {
+  organization_id: string;
+  account_id: string;
+  /** The plan's entity cap (CONTRACT section 8). */
+  entity_cap: number;
+  profile: NewOrganizationInput;
+}
+
+export async function provisionOrganization(w: OrganizationWrite, p: Provisioning): Promise<OrganizationResult> {
+  const { metadata, commandMetadata } = envelope(w, p.organization_id);
+  validateNewOrganization(p.profile); // a bad body must not take a slot or an ICE, even for a moment
+  const slots = organizationSlotScope(p.account_id);
+  const slot = await claimFirstFree(w.store, slots, p.entity_cap, p.organization_id, metadata);
+  if (slot === null) throw entityCapReached(p.entity_cap);
+  const command: OrganizationCommand = {
+    type: 'ProvisionOrganization',
+    data: { ...p.profile, organization_id: p.organization_id, account_id: p.account_id, entity_slot: slot },
+    metadata: commandMetadata,
+  };
+  const { claim } = iceChange(command, organizationDecider.initialState);
+  try {
+    return await writeWithReservations(
+      w.store,
+      { owner: p.organization_id, metadata, claims: claim ? [{ scope: ORGANIZATION_ICE, value: claim, taken: iceAlreadyUsed }] : [], releases: [] },
+      () => run(w, metadata, command),
+    );
+  } catch (err) {
+    await release(w.store, slots, String(slot), p.organization_id, metadata).catch(() => false);
+    throw err;
+  }
+}
+
+/** The ICE values an update actually gave up, read from the events it appended. */
+function releasedIces(result: OrganizationResult): ReservedValue[] {
+  return result.events.flatMap((e) =>
+    e.type === 'OrganizationProfileUpdated' && e.data.previous_ice && e.data.previous_ice !== e.data.organization.ice
+      ? [{ scope: ORGANIZATION_ICE, value: e.data.previous_ice }]
+      : [],
+  );
+}
+
+export async function updateOrganizationProfile(w: OrganizationWrite, organizationId: string, patch: OrganizationPatch): Promise<OrganizationResult> {
+  const { metadata, commandMetadata } = envelope(w, organizationId);
+  const command: OrganizationCommand = { type: 'UpdateOrganizationProfile', data: { organization_id: organizationId, patch }, metadata: commandMetadata };
+  // Decide once on the current state first: a refused command (bad field,
+  // archived, stale If-Match) must not touch any reservation.
+  const { state, revision } = await loadState(w.store, organizationStream(organizationId), organizationDecider);
+  if (w.ifMatch !== undefined && w.ifMatch !== revision) {
+    throw new DomainError('VERSION_CONFLICT', `The resource is at version ${revision}, not ${w.ifMatch}. Read it again and retry.`, {
+      current_version: revision,
+    });
+  }
+  organizationDecider.decide(command, state);
+  const { claim, release: given } = iceChange(command, state);
+  return writeWithReservations(
+    w.store,
+    {
+      owner: organizationId,
+      metadata,
+      claims: claim ? [{ scope: ORGANIZATION_ICE, value: claim, taken: iceAlreadyUsed }] : [],
+      releases: given ? [{ scope: ORGANIZATION_ICE, value: given }] : [],
+      releasedBy: releasedIces,
+    },
+    () => run(w, metadata, command),
+  );
+}
+
+export function archiveOrganization(w: OrganizationWrite, organizationId: string): Promise<OrganizationResult> {
+  const { metadata, commandMetadata } = envelope(w, organizationId);
+  return run(w, metadata, { type: 'ArchiveOrganization', data: { organization_id: organizationId }, metadata: commandMetadata });
+}
+
+export function restoreOrganization(w: OrganizationWrite, organizationId: string): Promise<OrganizationResult> {
+  const { metadata, commandMetadata } = envelope(w, organizationId);
+  return run(w, metadata, { type: 'RestoreOrganization', data: { organization_id: organizationId }, metadata: commandMetadata });
+}
+
+export function changeOrganizationApiAccess(w: OrganizationWrite, organizationId: string, enabled: boolean): Promise<OrganizationResult> {
+  const { metadata, commandMetadata } = envelope(w, organizationId);
+  const command: OrganizationCommand = {
+    type: 'ChangeOrganizationApiAccess',
+    data: { organization_id: organizationId, api_enabled: enabled },
+    metadata: commandMetadata,
+  };
+  return run(w, metadata, command);
+}

@@ -1,0 +1,63 @@
+/**
+ * The order of a write that changes reserved values (DESIGN section 3):
+ *   1. claim every new value (a taken one refuses the whole write);
+ *   2. mark every value given up (ReservationReleaseIntended), so a crash
+ *      before step 4 leaves a trace recovery follows;
+ *   3. write the owner's stream;
+ *   4. release the values given up.
+ * If step 3 fails, the values claimed in step 1 are released again (only
+ * those this write took: a retried write keeps what it held before). Releases
+ * are best effort: what a crash or an outage leaves behind, recovery
+ * (src/workers/reservation-recovery.ts) frees once it sees the owner does not
+ * hold the value.
+ */
+import type { EventMetadata, EventStore } from '../../eventstore/types.ts';
+import type { ReservationScope } from './events.ts';
+import { claim, intendRelease, release, ReservationTakenError } from './reservation.ts';
+
+export interface ReservedValue {
+  scope: ReservationScope;
+  value: string;
+}
+
+export interface NewReservation extends ReservedValue {
+  /** The error a value held by someone else answers (e.g. iceAlreadyUsed). */
+  taken(): Error;
+}
+
+export interface ReservationPlan<T> {
+  owner: string;
+  metadata: EventMetadata;
+  claims: NewReservation[];
+  /** Values the owner gives up with this write, as known before it. */
+  releases: ReservedValue[];
+  /**
+   * The values the write actually gave up (a concurrent writer may have
+   * changed the owner in between); default: `releases`.
+   */
+  releasedBy?(result: T): ReservedValue[];
+}
+
+export async function writeWithReservations<T>(store: EventStore, plan: ReservationPlan<T>, write: () => Promise<T>): Promise<T> {
+  const { owner, metadata } = plan;
+  const taken: ReservedValue[] = [];
+  let result: T;
+  try {
+    for (const wanted of plan.claims) {
+      try {
+        if ((await claim(store, wanted.scope, wanted.value, owner, metadata)) === 'claimed') taken.push(wanted);
+      } catch (err) {
+        throw err instanceof ReservationTakenError ? wanted.taken() : err;
+      }
+    }
+    for (const given of plan.releases) await intendRelease(store, given.scope, given.value, owner, metadata);
+    result = await write();
+  } catch (err) {
+    // Undo in reverse; a failure here is left to recovery, the caller gets the first error.
+    for (const mine of taken.reverse()) await release(store, mine.scope, mine.value, owner, metadata).catch(() => false);
+    throw err;
+  }
+  const released = plan.releasedBy ? plan.releasedBy(result) : plan.releases;
+  for (const given of released) await release(store, given.scope, given.value, owner, metadata).catch(() => false);
+  return result;
+}
