@@ -60,13 +60,12 @@ export class ProjectionRunner {
 
   private sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      const t = setTimeout(done, ms);
-      const self = this;
-      function done() {
-        clearTimeout(t);
-        self.wake = null;
+      const done = () => {
+        clearTimeout(timer);
+        this.wake = null;
         resolve();
-      }
+      };
+      const timer = setTimeout(done, ms);
       this.wake = done;
     });
   }
