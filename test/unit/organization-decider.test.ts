@@ -88,7 +88,7 @@ describe('organization decider', () => {
     });
 
     it('clears optional fields with null but never legal_name', () => {
-      given(organizationDecider, existing()).when(update({ legal_name: null })).thenError('VALIDATION_ERROR', ['legal_name']);
+      given(organizationDecider, existing()).when(update({ legal_name: null as never })).thenError('VALIDATION_ERROR', ['legal_name']);
       const [event] = given(organizationDecider, existing()).when(update({ ice: null })).thenTypes('OrganizationProfileUpdated');
       expect(event.data.organization.ice).to.equal(null);
     });
