@@ -6,10 +6,15 @@
 import type { ErrorRequestHandler, Response } from 'express';
 import { DomainError } from '../shared/errors.ts';
 
-export function sendError(res: Response, err: DomainError): void {
+/** The error envelope of a DomainError (also stored for Idempotency-Key replays). */
+export function errorEnvelope(err: DomainError): { success: false; error: Record<string, unknown> } {
   const body: Record<string, unknown> = { code: err.code, message: err.message };
   if (err.details !== undefined) body.details = err.details;
-  res.status(err.status).json({ success: false, error: body });
+  return { success: false, error: body };
+}
+
+export function sendError(res: Response, err: DomainError): void {
+  res.status(err.status).json(errorEnvelope(err));
 }
 
 export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {

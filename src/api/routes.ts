@@ -4,14 +4,20 @@
  */
 import { Router, type Express } from 'express';
 import type { Runtime } from '../runtime.ts';
+import { openapiHandler } from './openapi.ts';
+import { mountRoutes } from './pipeline/index.ts';
 import type { RouteSpec } from './route.ts';
 
 export const allRoutes: RouteSpec[] = [];
 
 /** Routes outside /api/v1 (e.g. /openapi.json). */
-export function rootRoutes(_app: Express, _rt: Runtime): void {}
+export function rootRoutes(app: Express, _rt: Runtime): void {
+  app.get('/openapi.json', openapiHandler(allRoutes));
+}
 
-export function apiRouter(_rt: Runtime): Router {
+export function apiRouter(rt: Runtime): Router {
   const router = Router();
+  router.get('/openapi.json', openapiHandler(allRoutes)); // no auth (CONTRACT section 13)
+  mountRoutes(router, rt, allRoutes);
   return router;
 }

@@ -54,7 +54,8 @@ export async function up(db: Kysely<any>): Promise<void> {
       idempotency_key text not null,
       fingerprint text not null,
       completed boolean not null default false,
-      -- While in progress: the owner's lease; a crashed owner's row is taken over after it.
+      -- While in progress: the owner's claim and lease; a crashed owner's row is taken over after it.
+      claim uuid,
       locked_until timestamptz,
       response_status integer,
       response_body jsonb,

@@ -1,0 +1,121 @@
+/**
+ * Accounts: the platform's customers, with their plan and subscription.
+ * Configuration, not business history, so a plain table (DESIGN section 4);
+ * operators change it through the admin CLI.
+ */
+import { sql, type Kysely } from 'kysely';
+import { v7 as uuidv7 } from 'uuid';
+import { isPlan, type Plan } from '../api/plans.ts';
+import { DomainError } from '../shared/errors.ts';
+
+export type SubscriptionStatus = 'active' | 'expired';
+
+export interface Account {
+  id: string;
+  name: string;
+  plan: Plan;
+  subscription_status: SubscriptionStatus;
+  /** Last day of the paid period (YYYY-MM-DD), null when open-ended. */
+  current_period_end: string | null;
+  requests_per_minute: number | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+function checkDate(value: string): string {
+  const d = new Date(`${value}T00:00:00Z`);
+  if (!DATE.test(value) || Number.isNaN(d.getTime()) || d.toISOString().slice(0, 10) !== value) {
+    throw new DomainError('VALIDATION_ERROR', `"${value}" is not a date (YYYY-MM-DD)`);
+  }
+  return value;
+}
+
+/** Today in Morocco (CONTRACT section 1), as YYYY-MM-DD. */
+export function todayInCasablanca(now = new Date()): string {
+  return new Intl.DateTimeFormat('en-CA', { timeZone: 'Africa/Casablanca' }).format(now);
+}
+
+/**
+ * The subscription as clients see it: expired when marked so, or when its
+ * paid period ended before today (the last day itself is still covered).
+ */
+export function effectiveSubscriptionStatus(
+  a: Pick<Account, 'subscription_status' | 'current_period_end'>,
+  today = todayInCasablanca(),
+): SubscriptionStatus {
+  if (a.subscription_status === 'expired') return 'expired';
+  return a.current_period_end !== null && a.current_period_end < today ? 'expired' : 'active';
+}
+
+export interface NewAccount {
+  name: string;
+  plan: string;
+  currentPeriodEnd?: string | null;
+  requestsPerMinute?: number | null;
+}
+
+export async function createAccount(db: Kysely<any>, input: NewAccount): Promise<Account> {
+  const name = input.name.trim();
+  if (name === '') throw new DomainError('VALIDATION_ERROR', 'the account name is empty');
+  if (!isPlan(input.plan)) throw new DomainError('VALIDATION_ERROR', `"${input.plan}" is not a plan (starter, professional, fiduciaire)`);
+  const row = await db
+    .insertInto('accounts')
+    .values({
+      id: uuidv7(),
+      name,
+      plan: input.plan,
+      current_period_end: input.currentPeriodEnd ? checkDate(input.currentPeriodEnd) : null,
+      requests_per_minute: input.requestsPerMinute ?? null,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return row as Account;
+}
+
+export interface AccountChanges {
+  plan?: string;
+  subscriptionStatus?: string;
+  /** A date, or null to clear it. */
+  currentPeriodEnd?: string | null;
+  requestsPerMinute?: number | null;
+}
+
+export async function updateAccount(db: Kysely<any>, id: string, changes: AccountChanges): Promise<Account> {
+  const set: Record<string, unknown> = {};
+  if (changes.plan !== undefined) {
+    if (!isPlan(changes.plan)) throw new DomainError('VALIDATION_ERROR', `"${changes.plan}" is not a plan (starter, professional, fiduciaire)`);
+    set.plan = changes.plan;
+  }
+  if (changes.subscriptionStatus !== undefined) {
+    if (changes.subscriptionStatus !== 'active' && changes.subscriptionStatus !== 'expired') {
+      throw new DomainError('VALIDATION_ERROR', `"${changes.subscriptionStatus}" is not a subscription status (active, expired)`);
+    }
+    set.subscription_status = changes.subscriptionStatus;
+  }
+  if (changes.currentPeriodEnd !== undefined) set.current_period_end = changes.currentPeriodEnd && checkDate(changes.currentPeriodEnd);
+  if (changes.requestsPerMinute !== undefined) set.requests_per_minute = changes.requestsPerMinute;
+  if (Object.keys(set).length === 0) throw new DomainError('VALIDATION_ERROR', 'nothing to change');
+  const row = await db
+    .updateTable('accounts')
+    .set({ ...set, updated_at: sql`now()` })
+    .where('id', '=', checkUuid(id, 'account'))
+    .returningAll()
+    .executeTakeFirst();
+  if (!row) throw new DomainError('NOT_FOUND', `account ${id} not found`);
+  return row as Account;
+}
+
+export async function getAccount(db: Kysely<any>, id: string): Promise<Account | null> {
+  if (!UUID.test(id)) return null;
+  return ((await db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst()) as Account | undefined) ?? null;
+}
+
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A malformed id is simply "not found" (never a SQL error). */
+export function checkUuid(id: string, what: string): string {
+  if (!UUID.test(id)) throw new DomainError('NOT_FOUND', `${what} ${id} not found`);
+  return id.toLowerCase();
+}

@@ -1,0 +1,86 @@
+/**
+ * Step 1 (CONTRACT section 8): who is calling. One indexed query finds the
+ * key by the SHA-256 of the Bearer secret, with its account and (for an
+ * organization key) its organization, so the later checks need no more reads.
+ * No cache: a revoked key fails on the very next request.
+ */
+import type { Request } from 'express';
+import { sql } from 'kysely';
+import { effectiveSubscriptionStatus, type SubscriptionStatus } from '../../accounts/accounts.ts';
+import { hashSecret, modeOfSecret, sameHash } from '../../accounts/keys.ts';
+import type { Runtime } from '../../runtime.ts';
+import { DomainError } from '../../shared/errors.ts';
+import { requestsPerMinute, type Plan } from '../plans.ts';
+import type { ApiKeyInfo, Scope } from '../route.ts';
+
+export interface OrganizationState {
+  id: string;
+  accountId: string;
+  archived: boolean;
+  apiEnabled: boolean;
+}
+
+export interface Principal {
+  key: ApiKeyInfo;
+  plan: Plan;
+  subscription: SubscriptionStatus;
+  requestsPerMinute: number;
+  /** The organization of an organization key (null for account keys). */
+  keyOrganization: OrganizationState | null;
+}
+
+const MESSAGE = 'Invalid or missing API key. Send it as Authorization: Bearer <key>.';
+
+export function unauthorized(hint?: string): DomainError {
+  return new DomainError('UNAUTHORIZED', hint ? `Invalid or missing API key: ${hint}.` : MESSAGE);
+}
+
+function bearerToken(req: Request): string {
+  const header = req.headers.authorization;
+  if (!header) throw unauthorized();
+  const m = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
+  if (!m) throw unauthorized('the Authorization header must be "Bearer <key>"');
+  return m[1];
+}
+
+export async function authenticate(rt: Runtime, req: Request): Promise<Principal> {
+  const secret = bearerToken(req);
+  const mode = modeOfSecret(secret);
+  if (mode === null) throw unauthorized();
+  // Test keys never reach live data and the reverse (account keys work in both).
+  if (mode !== 'account' && mode !== rt.config.serviceMode) {
+    throw unauthorized(`${mode} keys are not accepted by this ${rt.config.serviceMode}-mode server`);
+  }
+  const hash = hashSecret(secret);
+  const { rows } = await sql<any>`
+    select k.id, k.kind, k.mode, k.account_id, k.organization_id, k.scopes, k.secret_hash,
+           a.plan, a.subscription_status, a.current_period_end, a.requests_per_minute,
+           o.account_id as org_account_id, o.archived as org_archived, o.api_enabled as org_api_enabled
+      from api_keys k
+      join accounts a on a.id = k.account_id
+      left join organizations o on o.id = k.organization_id
+     where k.secret_hash = ${hash} and k.revoked_at is null`.execute(rt.database.db);
+  const row = rows[0];
+  if (!row || !sameHash(row.secret_hash, hash) || row.mode !== mode) throw unauthorized();
+  // An organization key whose organization is gone from the read model cannot act anywhere.
+  if (row.kind === 'organization' && row.org_account_id !== row.account_id) throw unauthorized();
+
+  const key: ApiKeyInfo = {
+    id: row.id,
+    kind: row.kind,
+    mode: row.mode,
+    accountId: row.account_id,
+    organizationId: row.organization_id,
+    scopes: row.scopes as Scope[],
+  };
+  return {
+    key,
+    plan: row.plan,
+    subscription: effectiveSubscriptionStatus(row),
+    requestsPerMinute: requestsPerMinute(row.plan, row.requests_per_minute),
+    keyOrganization:
+      row.kind === 'organization'
+        ? { id: row.organization_id, accountId: row.account_id, archived: row.org_archived, apiEnabled: row.org_api_enabled }
+        : null,
+  };
+}

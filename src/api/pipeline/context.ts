@@ -1,0 +1,53 @@
+/**
+ * The RequestContext a handler receives: who calls, on which organization,
+ * the If-Match revision, and the metadata its events carry.
+ */
+import type { Request, Response } from 'express';
+import type { Runtime } from '../../runtime.ts';
+import { validationError } from '../../shared/errors.ts';
+import type { ApiKeyInfo, RequestContext } from '../route.ts';
+
+const CORRELATION = /^[\w.:-]{1,128}$/;
+
+/**
+ * If-Match as a stream revision. ETags are `"<version>"`; we also accept the
+ * bare number and a W/ prefix (clients and proxies are loose about both).
+ * `*` (any version) is the same as no precondition.
+ */
+export function parseIfMatch(header: string | undefined): number | undefined {
+  if (header === undefined) return undefined;
+  const value = header.trim();
+  if (value === '*' || value === '') return undefined;
+  const m = /^(?:W\/)?"?(\d{1,15})"?$/.exec(value);
+  if (!m) throw validationError([{ field: 'If-Match', message: 'must be an ETag of this API, e.g. "3"' }]);
+  return Number(m[1]);
+}
+
+export function createContext(
+  rt: Runtime,
+  req: Request,
+  res: Response,
+  key: ApiKeyInfo,
+  organizationId: string | null,
+): RequestContext {
+  const requestId = res.locals.requestId as string;
+  const given = req.header('x-correlation-id');
+  const correlationId = given && CORRELATION.test(given) ? given : requestId;
+  return {
+    rt,
+    req,
+    res,
+    requestId,
+    key,
+    organizationId,
+    ifMatch: parseIfMatch(req.header('if-match')),
+    metadata: () => ({
+      organization_id: organizationId,
+      actor: key.id,
+      request_id: requestId,
+      correlation_id: correlationId,
+      causation_id: null,
+      occurred_at: new Date().toISOString(),
+    }),
+  };
+}

@@ -1,0 +1,116 @@
+/**
+ * Idempotency-Key on POST (CONTRACT section 13), scoped to the API key.
+ *
+ * The first request inserts its (key id, Idempotency-Key) row "in progress"
+ * under the primary key, so of concurrent duplicates exactly one wins the
+ * insert and runs; the others poll the row until the winner stores its
+ * response, then replay it. The fingerprint (method, URL, organization, raw
+ * body) tells a retry from a reuse with another body (409). Rows live 24 h.
+ * 5xx responses are not stored (the row is deleted), so the client can retry.
+ * A process that dies mid-request leaves its row in progress until its lease
+ * ends, after which a retry takes it over.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import type { Request } from 'express';
+import { sql, type Kysely } from 'kysely';
+import { DomainError, validationError } from '../../shared/errors.ts';
+import { rawBody } from '../body.ts';
+import type { Rendered } from './reply.ts';
+
+const LEASE_SECONDS = 120;
+const WAIT_MS = 30_000;
+const KEY_FORMAT = /^[\x21-\x7e]{1,255}$/;
+
+export interface Claim {
+  apiKeyId: string;
+  key: string;
+  claim: string;
+}
+
+export type Begin = { owner: Claim } | { replay: Rendered };
+
+/** The Idempotency-Key of a POST, or null when none was sent. */
+export function idempotencyKeyOf(req: Request): string | null {
+  if (req.method !== 'POST') return null;
+  const value = req.header('idempotency-key');
+  if (value === undefined) return null;
+  if (!KEY_FORMAT.test(value)) {
+    throw validationError([{ field: 'Idempotency-Key', message: 'must be 1 to 255 visible ASCII characters' }]);
+  }
+  return value;
+}
+
+export function fingerprint(req: Request, organizationId: string | null): string {
+  return createHash('sha256')
+    .update(`${req.method}\n${req.originalUrl}\n${organizationId ?? ''}\n`)
+    .update(rawBody(req))
+    .digest('hex');
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function tryClaim(db: Kysely<any>, apiKeyId: string, key: string, print: string): Promise<Claim | null> {
+  const claim = randomUUID();
+  // Insert, or take over a row that expired (24 h) or whose owner's lease ran out.
+  const { rows } = await sql`
+    insert into idempotency_keys (api_key_id, idempotency_key, fingerprint, claim, locked_until)
+    values (${apiKeyId}, ${key}, ${print}, ${claim}, now() + make_interval(secs => ${LEASE_SECONDS}))
+    on conflict (api_key_id, idempotency_key) do update
+       set fingerprint = excluded.fingerprint, claim = excluded.claim, locked_until = excluded.locked_until,
+           completed = false, response_status = null, response_body = null, response_headers = null, created_at = now()
+     where idempotency_keys.created_at < now() - interval '24 hours'
+        or (not idempotency_keys.completed and idempotency_keys.locked_until < now())
+    returning claim`.execute(db);
+  return rows.length ? { apiKeyId, key, claim } : null;
+}
+
+/** Claims the key (the caller then runs the request) or returns the response to replay. */
+export async function begin(db: Kysely<any>, apiKeyId: string, key: string, print: string): Promise<Begin> {
+  const deadline = Date.now() + WAIT_MS;
+  for (let pause = 20; ; pause = Math.min(pause * 2, 250)) {
+    const owner = await tryClaim(db, apiKeyId, key, print);
+    if (owner) return { owner };
+    const row = await db
+      .selectFrom('idempotency_keys')
+      .select(['fingerprint', 'completed', 'response_status', 'response_body', 'response_headers'])
+      .where('api_key_id', '=', apiKeyId)
+      .where('idempotency_key', '=', key)
+      .executeTakeFirst();
+    if (row && row.fingerprint !== print) {
+      throw new DomainError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request. Use a new key.');
+    }
+    if (row?.completed) {
+      return { replay: { status: row.response_status, headers: row.response_headers ?? {}, json: row.response_body, file: null } };
+    }
+    // Still in progress (or just released by a failed owner: the next claim takes it).
+    if (Date.now() >= deadline) {
+      throw new DomainError('IDEMPOTENCY_KEY_REUSED', 'A request with this Idempotency-Key is still in progress. Retry later.');
+    }
+    if (row) await sleep(pause);
+  }
+}
+
+/** Stores the response for replays; 5xx and file responses release the key instead. */
+export async function finish(db: Kysely<any>, c: Claim, r: Rendered): Promise<void> {
+  if (r.status >= 500 || r.file) return release(db, c);
+  await sql`
+    update idempotency_keys
+       set completed = true, locked_until = null, response_status = ${r.status},
+           response_body = ${JSON.stringify(r.json)}::jsonb, response_headers = ${JSON.stringify(r.headers)}::jsonb
+     where api_key_id = ${c.apiKeyId} and idempotency_key = ${c.key} and claim = ${c.claim}`.execute(db);
+}
+
+export async function release(db: Kysely<any>, c: Claim): Promise<void> {
+  await db
+    .deleteFrom('idempotency_keys')
+    .where('api_key_id', '=', c.apiKeyId)
+    .where('idempotency_key', '=', c.key)
+    .where('claim', '=', c.claim)
+    .where('completed', '=', false)
+    .execute();
+}
+
+/** Drops rows older than 24 h (called now and then; the index on created_at keeps it cheap). */
+export async function purgeExpired(db: Kysely<any>): Promise<void> {
+  await sql`delete from idempotency_keys where created_at < now() - interval '24 hours'`.execute(db);
+}

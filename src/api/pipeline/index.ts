@@ -1,0 +1,72 @@
+/**
+ * Turns RouteSpecs into express handlers that run the checks of CONTRACT
+ * section 8 in order: authentication (401), key kind / organization (400,
+ * 403, 404), plan, subscription and organization state (403), scope (403),
+ * rate limit (429), validation (400/404/415), Idempotency-Key, If-Match, then
+ * the handler and its reply. Each step lives in its own file here.
+ */
+import type { NextFunction, Request, Response, Router } from 'express';
+import type { Runtime } from '../../runtime.ts';
+import { DomainError } from '../../shared/errors.ts';
+import type { RouteSpec } from '../route.ts';
+import { authorize } from './access.ts';
+import { authenticate } from './authenticate.ts';
+import { createContext } from './context.ts';
+import { begin, finish, fingerprint, idempotencyKeyOf, purgeExpired, release } from './idempotency.ts';
+import { enforceRateLimit, RateLimits, setRateLimitHeaders } from './ratelimit.ts';
+import { renderError, renderReply, send, type Rendered } from './reply.ts';
+import { compileValidator } from './validate.ts';
+
+const PURGE_EVERY = 1000; // idempotent requests between two purges of expired keys
+
+export function mountRoutes(router: Router, rt: Runtime, specs: readonly RouteSpec[]): void {
+  const limits = new RateLimits(rt.database.pool);
+  let idempotentRequests = 0;
+  for (const spec of specs) {
+    const validate = compileValidator(spec); // at start-up: a bad schema fails early
+    router[spec.method](spec.path, async (req: Request, res: Response, next: NextFunction) => {
+      try {
+        const principal = await authenticate(rt, req);
+        res.locals.keyId = principal.key.id;
+        const rate = await limits.consume(principal.key.id, principal.requestsPerMinute);
+        setRateLimitHeaders(res, rate);
+        const organizationId = await authorize(rt, req, spec, principal);
+        enforceRateLimit(res, rate);
+        const input = validate(req);
+        const idemKey = idempotencyKeyOf(req);
+        const ctx = createContext(rt, req, res, principal.key, organizationId);
+        const run = async (): Promise<Rendered> => {
+          try {
+            return renderReply(await spec.handler(ctx, input));
+          } catch (err) {
+            if (err instanceof DomainError && err.status < 500) return renderError(err);
+            throw err;
+          }
+        };
+        if (idemKey === null) return send(res, await run());
+
+        const db = rt.database.db;
+        if (++idempotentRequests % PURGE_EVERY === 0) purgeExpired(db).catch(() => {});
+        const started = await begin(db, principal.key.id, idemKey, fingerprint(req, organizationId));
+        if ('replay' in started) {
+          res.setHeader('Idempotent-Replayed', 'true');
+          return send(res, started.replay);
+        }
+        let rendered: Rendered;
+        try {
+          rendered = await run();
+        } catch (err) {
+          await release(db, started.owner).catch(() => {});
+          throw err;
+        }
+        // The work is done: a failure to record it must not turn the answer into an error.
+        await finish(db, started.owner, rendered).catch((err) =>
+          res.locals.logger?.error({ err }, 'could not store the Idempotency-Key response'),
+        );
+        send(res, rendered);
+      } catch (err) {
+        next(err);
+      }
+    });
+  }
+}

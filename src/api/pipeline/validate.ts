@@ -1,0 +1,108 @@
+/**
+ * Step 6 (CONTRACT section 8): the body is parsed as JSON only now, after
+ * authentication; then ajv checks body and query against the route's
+ * schemas (query strings coerced to the schema's types and defaults filled
+ * in). Errors become VALIDATION_ERROR with readable field paths:
+ * instancePath "/items/0/quantity" -> "items[0].quantity".
+ */
+import type { Request } from 'express';
+import _Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import _addFormats from 'ajv-formats';
+import { UUID } from '../../accounts/accounts.ts';
+import { notFound, validationError, type FieldError } from '../../shared/errors.ts';
+import { parseJsonBody } from '../body.ts';
+import type { RouteSpec } from '../route.ts';
+import { bodySchema, isIdParam, pathParams, querySchema } from './schema.ts';
+
+const Ajv2020 = _Ajv2020 as unknown as typeof _Ajv2020.default;
+const addFormats = _addFormats as unknown as typeof _addFormats.default;
+
+function makeAjv(query: boolean) {
+  const ajv = new Ajv2020({
+    allErrors: true,
+    strict: true,
+    strictTypes: false,
+    // Query values arrive as strings (or arrays when repeated).
+    coerceTypes: query ? 'array' : false,
+    useDefaults: query,
+  });
+  addFormats(ajv);
+  ajv.addVocabulary(['example']); // OpenAPI annotation
+  return ajv;
+}
+
+const bodyAjv = makeAjv(false);
+const queryAjv = makeAjv(true);
+
+function describe(e: ErrorObject): string {
+  const p = e.params as Record<string, any>;
+  switch (e.keyword) {
+    case 'required': return 'is required';
+    case 'additionalProperties': return 'is not allowed';
+    case 'type': return `must be ${String(p.type).split(',').join(' or ')}`;
+    case 'enum': return `must be one of: ${(p.allowedValues as unknown[]).join(', ')}`;
+    case 'const': return `must be ${JSON.stringify(p.allowedValue)}`;
+    case 'minimum': return `must be greater than or equal to ${p.limit}`;
+    case 'exclusiveMinimum': return `must be greater than ${p.limit}`;
+    case 'maximum': return `must be less than or equal to ${p.limit}`;
+    case 'exclusiveMaximum': return `must be less than ${p.limit}`;
+    case 'minLength': return p.limit === 1 ? 'must not be empty' : `must be at least ${p.limit} characters long`;
+    case 'maxLength': return `must be at most ${p.limit} characters long`;
+    case 'minItems': return `must have at least ${p.limit} items`;
+    case 'maxItems': return `must have at most ${p.limit} items`;
+    case 'format': return `must be a valid ${p.format}${p.format === 'date' ? ' (YYYY-MM-DD)' : ''}`;
+    case 'pattern': return 'has an invalid format';
+    default: return e.message ?? 'is invalid';
+  }
+}
+
+function fieldOf(e: ErrorObject, root: string): string {
+  let path = '';
+  for (const seg of e.instancePath.split('/').slice(1)) {
+    const name = seg.replace(/~1/g, '/').replace(/~0/g, '~');
+    path += /^\d+$/.test(name) ? `[${name}]` : `${path ? '.' : ''}${name}`;
+  }
+  const p = e.params as Record<string, any>;
+  const child = e.keyword === 'required' ? p.missingProperty : e.keyword === 'additionalProperties' ? p.additionalProperty : undefined;
+  if (child !== undefined) path += `${path ? '.' : ''}${child}`;
+  return path || root;
+}
+
+/** One message per field: the most specific one (anyOf branches add noise). */
+export function fieldErrors(errors: readonly ErrorObject[], root: string): FieldError[] {
+  const byField = new Map<string, ErrorObject[]>();
+  for (const e of errors) {
+    const f = fieldOf(e, root);
+    byField.set(f, [...(byField.get(f) ?? []), e]);
+  }
+  return [...byField].slice(0, 50).map(([field, errs]) => {
+    const specific = errs.find((e) => !['type', 'anyOf', 'oneOf', 'if', 'not'].includes(e.keyword));
+    if (specific) return { field, message: describe(specific) };
+    const types = errs.filter((e) => e.keyword === 'type').map((e) => String((e.params as any).type));
+    if (types.length) return { field, message: `must be ${[...new Set(types.join(',').split(','))].join(' or ')}` };
+    return { field, message: describe(errs[0]) };
+  });
+}
+
+export interface RouteValidator {
+  (req: Request): { body: unknown; query: Record<string, unknown>; params: Record<string, string> };
+}
+
+export function compileValidator(spec: RouteSpec): RouteValidator {
+  const body: ValidateFunction = bodyAjv.compile(bodySchema(spec));
+  const query: ValidateFunction = queryAjv.compile(querySchema(spec));
+  const ids = pathParams(spec.path).filter(isIdParam);
+  return (req) => {
+    const params = req.params as Record<string, string>;
+    // An id that is not a UUID names nothing: 404, like an unknown one.
+    for (const name of ids) if (!UUID.test(params[name] ?? '')) throw notFound();
+    const parsed = parseJsonBody(req);
+    const value = parsed === undefined ? {} : parsed;
+    const q: Record<string, unknown> = { ...(req.query as Record<string, unknown>) };
+    const errors: FieldError[] = [];
+    if (!query(q)) errors.push(...fieldErrors(query.errors ?? [], 'query'));
+    if (!body(value)) errors.push(...fieldErrors(body.errors ?? [], 'body'));
+    if (errors.length) throw validationError(errors);
+    return { body: parsed === undefined && !spec.body ? undefined : value, query: q, params: { ...params } };
+  };
+}
