@@ -2,4 +2,4 @@
  * Registers every feature's projectors, workers, routes and start-up hooks.
  * Imported once by the entry points (server, CLI, tests) before anything starts.
  */
-export {};
+import './commands/organization/holders.ts';

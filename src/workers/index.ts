@@ -3,6 +3,7 @@
  * role (src/projections); the webhook subscriber and senders by 'webhooks';
  * the recurring scheduler by 'scheduler'.
  */
+import { reservationRecoveryWorker } from './reservation-recovery.ts';
 import type { Worker } from './worker.ts';
 
-export const workers: Worker[] = [];
+export const workers: Worker[] = [reservationRecoveryWorker];
