@@ -3,3 +3,4 @@
  * Imported once by the entry points (server, CLI, tests) before anything starts.
  */
 import './commands/organization/holders.ts';
+import './commands/customer/holders.ts';

@@ -4,10 +4,14 @@
  * (The webhook subscriber is a log consumer too, but not a read model: writes
  * do not wait for it.)
  */
+import { customersProjector } from './customers.ts';
 import { organizationsProjector } from './organizations.ts';
 import type { Projector } from './projector.ts';
 
-export const projectors: Projector[] = [organizationsProjector];
+export const projectors: Projector[] = [
+  customersProjector,
+  organizationsProjector,
+];
 
 export function projectorNamed(name: string): Projector | undefined {
   return projectors.find((p) => p.name === name);

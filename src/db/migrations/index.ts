@@ -7,10 +7,12 @@ import * as m0001 from './0001_eventstore.ts';
 import * as m0002 from './0002_projections.ts';
 import * as m0003 from './0003_accounts_keys.ts';
 import * as m0004 from './0004_organizations.ts';
+import * as m0005 from './0005_customers.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_eventstore': m0001,
   '0002_projections': m0002,
   '0003_accounts_keys': m0003,
   '0004_organizations': m0004,
+  '0005_customers': m0005,
 };

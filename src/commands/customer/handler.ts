@@ -1,0 +1,120 @@
+/**
+ * Customer command handlers: the pure decider run through load-decide-append
+ * (src/commands/shared/handler.ts), wrapped in the ICE reservation
+ * `customerice-<org>-<ice>` when the ICE changes (DESIGN section 3):
+ * claim the new value, write the customer stream, release the old value.
+ * A refused or failed write gives back what it claimed, so it leaves no
+ * reservation behind; what a crash leaves, recovery frees (holders.ts).
+ *
+ * Streams are `customer-<id>`, global ids: the tenant is the organization_id
+ * of the stream's first event, checked before anything else, so another
+ * organization's id is NOT_FOUND and never reaches the decider.
+ *
+ * Each handler returns the execute result: the customer as decided and the
+ * log position to wait for before answering from the read model.
+ */
+import type { EventMetadata, EventStore } from '../../eventstore/types.ts';
+import { DomainError, notFound } from '../../shared/errors.ts';
+import type { CommandMetadata } from '../command.ts';
+import { customerIceScope, iceAlreadyUsed, writeWithReservations, type ReservedValue } from '../reservation/index.ts';
+import { execute, type ExecuteResult } from '../shared/handler.ts';
+import type { CreateCustomerInput, CustomerCommand, CustomerPatch } from './commands.ts';
+import { customerDecider, iceChange, initialCustomerState, type CustomerState } from './decider.ts';
+import { customerStream, type CustomerEvent } from './events.ts';
+import { validateNewCustomer } from './validate.ts';
+
+export interface CustomerWrite {
+  store: EventStore;
+  organizationId: string;
+  /** Metadata of the request; its organization_id is set to organizationId. */
+  metadata: EventMetadata;
+  /** If-Match: the customer version the client read. */
+  ifMatch?: number;
+}
+
+export type CustomerResult = ExecuteResult<CustomerEvent, CustomerState>;
+
+function envelope(w: CustomerWrite) {
+  const metadata: EventMetadata = { ...w.metadata, organization_id: w.organizationId };
+  const commandMetadata: CommandMetadata = { now: metadata.occurred_at, actor: metadata.actor, organization_id: w.organizationId };
+  return { metadata, commandMetadata };
+}
+
+/** The customer's state, or NOT_FOUND when it does not exist in this organization. */
+export async function loadCustomer(store: EventStore, organizationId: string, customerId: string): Promise<{ state: CustomerState; revision: number }> {
+  const recorded = await store.readStream(customerStream(customerId));
+  if (recorded.length === 0 || recorded[0].metadata.organization_id !== organizationId) throw notFound('Customer');
+  let state = initialCustomerState;
+  for (const r of recorded) state = customerDecider.evolve(state, { type: r.type, data: r.data } as CustomerEvent);
+  return { state, revision: recorded[recorded.length - 1].revision };
+}
+
+function checkIfMatch(ifMatch: number | undefined, revision: number): void {
+  if (ifMatch !== undefined && ifMatch !== revision) {
+    throw new DomainError('VERSION_CONFLICT', `The customer is at version ${revision}, not ${ifMatch}. Read it again and retry.`, {
+      current_version: revision,
+    });
+  }
+}
+
+function iceClaims(organizationId: string, ice: string | null) {
+  return ice ? [{ scope: customerIceScope(organizationId), value: ice, taken: iceAlreadyUsed }] : [];
+}
+
+function run(w: CustomerWrite, metadata: EventMetadata, command: CustomerCommand): Promise<CustomerResult> {
+  return execute(w.store, customerStream(command.data.customer_id), customerDecider, command, { metadata, ifMatch: w.ifMatch });
+}
+
+/** POST /customers. `customerId` is a fresh UUID v7 chosen by the caller. */
+export function createCustomer(w: CustomerWrite, customerId: string, input: CreateCustomerInput): Promise<CustomerResult> {
+  const { metadata, commandMetadata } = envelope(w);
+  validateNewCustomer(input); // a bad body must not hold an ICE, even for a moment
+  const command: CustomerCommand = { type: 'CreateCustomer', data: { ...input, customer_id: customerId }, metadata: commandMetadata };
+  const { claim } = iceChange(command, initialCustomerState);
+  return writeWithReservations(
+    w.store,
+    { owner: customerId, metadata, claims: iceClaims(w.organizationId, claim), releases: [] },
+    // A new stream: execute appends with no_stream (a taken id would be a conflict, not an overwrite).
+    () => execute(w.store, customerStream(customerId), customerDecider, command, { metadata }),
+  );
+}
+
+/** The ICE values an update actually gave up, read from the events it appended. */
+function releasedIces(organizationId: string, result: CustomerResult): ReservedValue[] {
+  return result.events.flatMap((e) =>
+    e.type === 'CustomerUpdated' && e.data.previous_ice && e.data.previous_ice !== e.data.customer.ice
+      ? [{ scope: customerIceScope(organizationId), value: e.data.previous_ice }]
+      : [],
+  );
+}
+
+/** PATCH /customers/{id}: only the fields sent; an ICE change moves the reservation. */
+export async function updateCustomer(w: CustomerWrite, customerId: string, patch: CustomerPatch): Promise<CustomerResult> {
+  const { metadata, commandMetadata } = envelope(w);
+  const command: CustomerCommand = { type: 'UpdateCustomer', data: { customer_id: customerId, patch }, metadata: commandMetadata };
+  // Decide once on the current state first: a refused command (bad field,
+  // stale If-Match) or one that changes nothing must not touch a reservation.
+  const { state, revision } = await loadCustomer(w.store, w.organizationId, customerId);
+  checkIfMatch(w.ifMatch, revision);
+  if (customerDecider.decide(command, state).length === 0) return { events: [], state, revision, position: null };
+  const { claim, release } = iceChange(command, state);
+  return writeWithReservations(
+    w.store,
+    {
+      owner: customerId,
+      metadata,
+      claims: iceClaims(w.organizationId, claim),
+      releases: release ? [{ scope: customerIceScope(w.organizationId), value: release }] : [],
+      releasedBy: (result) => releasedIces(w.organizationId, result),
+    },
+    () => run(w, metadata, command),
+  );
+}
+
+/** DELETE /customers/{id}: archive (ALREADY_ARCHIVED when it is). The ICE stays reserved. */
+export async function archiveCustomer(w: CustomerWrite, customerId: string): Promise<CustomerResult> {
+  const { metadata, commandMetadata } = envelope(w);
+  const { revision } = await loadCustomer(w.store, w.organizationId, customerId);
+  checkIfMatch(w.ifMatch, revision);
+  return run(w, metadata, { type: 'ArchiveCustomer', data: { customer_id: customerId }, metadata: commandMetadata });
+}

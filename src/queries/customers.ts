@@ -1,0 +1,113 @@
+/**
+ * Reads of the customers read model (every GET and list, and the responses
+ * of writes once the projector has caught up). Every query is scoped by
+ * organization: a customer of another organization is simply not found.
+ *
+ * For other features: customerSnapshot() is the customer as an invoice needs
+ * it (InvoiceCustomer), or null when the id names no customer of that
+ * organization.
+ */
+import type { Kysely } from 'kysely';
+import type { Customer, CustomerStatus, CustomerType } from '../commands/customer/events.ts';
+import type { InvoiceCustomer } from '../commands/invoice/commands.ts';
+import { containsPattern } from '../shared/search.ts';
+
+const PUBLIC_COLUMNS = [
+  'id', 'name', 'type', 'ice', 'legal_name', 'rc', 'email', 'phone',
+  'address_street', 'address_city', 'address_postal_code', 'address_country',
+  'notes', 'tags', 'status', 'archived_at', 'created_at', 'updated_at', 'version',
+] as const;
+
+function iso(value: Date | string | null): string | null {
+  if (value === null) return null;
+  return (value instanceof Date ? value : new Date(value)).toISOString();
+}
+
+/** A customers row as the CONTRACT section 5 representation. */
+export function toCustomer(row: Record<string, any>): Customer {
+  return {
+    id: row.id,
+    name: row.name,
+    type: row.type,
+    ice: row.ice,
+    legal_name: row.legal_name,
+    rc: row.rc,
+    email: row.email,
+    phone: row.phone,
+    address: {
+      street: row.address_street,
+      city: row.address_city,
+      postal_code: row.address_postal_code,
+      country: row.address_country,
+    },
+    notes: row.notes,
+    tags: row.tags ?? [],
+    status: row.status,
+    archived_at: iso(row.archived_at),
+    created_at: iso(row.created_at)!,
+    updated_at: iso(row.updated_at)!,
+    version: row.version,
+  };
+}
+
+export async function getCustomer(db: Kysely<any>, organizationId: string, customerId: string): Promise<Customer | null> {
+  const row = await db
+    .selectFrom('customers')
+    .select(PUBLIC_COLUMNS)
+    .where('organization_id', '=', organizationId)
+    .where('id', '=', customerId)
+    .executeTakeFirst();
+  return row ? toCustomer(row) : null;
+}
+
+/** The customer facts an invoice records (id, name, type, ice, email, phone, address, status). */
+export async function customerSnapshot(db: Kysely<any>, organizationId: string, customerId: string): Promise<InvoiceCustomer | null> {
+  const customer = await getCustomer(db, organizationId, customerId);
+  if (!customer) return null;
+  const { id, name, type, ice, email, phone, address, status } = customer;
+  return { id, name, type, ice, email, phone, address, status };
+}
+
+export interface CustomerListQuery {
+  page: number;
+  per_page: number;
+  order: 'asc' | 'desc';
+  /** Case- and accent-insensitive substring of name, email or ICE. */
+  search?: string;
+  type?: CustomerType;
+  status?: CustomerStatus;
+}
+
+export interface CustomerPage {
+  data: Customer[];
+  total: number;
+}
+
+export async function listCustomers(db: Kysely<any>, organizationId: string, q: CustomerListQuery): Promise<CustomerPage> {
+  const pattern = containsPattern(q.search);
+  const filtered = (executor: Kysely<any>) => {
+    let query = executor.selectFrom('customers').where('organization_id', '=', organizationId);
+    if (q.type) query = query.where('type', '=', q.type);
+    if (q.status) query = query.where('status', '=', q.status);
+    if (pattern) query = query.where('search_text', 'like', pattern);
+    return query;
+  };
+  // Both statements on one snapshot, so `total` counts exactly the rows being paged.
+  return db
+    .transaction()
+    .setIsolationLevel('repeatable read')
+    .setAccessMode('read only')
+    .execute(async (trx) => {
+      const { total } = await filtered(trx)
+        .select((eb) => eb.fn.countAll<string>().as('total'))
+        .executeTakeFirstOrThrow();
+      const rows = await filtered(trx)
+        .select(PUBLIC_COLUMNS)
+        .orderBy('created_at', q.order)
+        .orderBy('id', q.order)
+        .limit(q.per_page)
+        .offset((q.page - 1) * q.per_page)
+        .execute();
+      return { data: rows.map(toCustomer), total: Number(total) };
+    });
+}
