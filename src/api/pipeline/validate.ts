@@ -34,12 +34,20 @@ function makeAjv(query: boolean) {
 const bodyAjv = makeAjv(false);
 const queryAjv = makeAjv(true);
 
+const ARTICLE: Record<string, string> = {
+  integer: 'an integer', number: 'a number', string: 'a string', object: 'an object', array: 'an array', boolean: 'true or false', null: 'null',
+};
+
+function typeMessage(types: string[]): string {
+  return `must be ${[...new Set(types)].map((t) => ARTICLE[t] ?? t).join(' or ')}`;
+}
+
 function describe(e: ErrorObject): string {
   const p = e.params as Record<string, any>;
   switch (e.keyword) {
     case 'required': return 'is required';
     case 'additionalProperties': return 'is not allowed';
-    case 'type': return `must be ${String(p.type).split(',').join(' or ')}`;
+    case 'type': return typeMessage(String(p.type).split(','));
     case 'enum': return `must be one of: ${(p.allowedValues as unknown[]).join(', ')}`;
     case 'const': return `must be ${JSON.stringify(p.allowedValue)}`;
     case 'minimum': return `must be greater than or equal to ${p.limit}`;
@@ -79,7 +87,7 @@ export function fieldErrors(errors: readonly ErrorObject[], root: string): Field
     const specific = errs.find((e) => !['type', 'anyOf', 'oneOf', 'if', 'not'].includes(e.keyword));
     if (specific) return { field, message: describe(specific) };
     const types = errs.filter((e) => e.keyword === 'type').map((e) => String((e.params as any).type));
-    if (types.length) return { field, message: `must be ${[...new Set(types.join(',').split(','))].join(' or ')}` };
+    if (types.length) return { field, message: typeMessage(types.join(',').split(',')) };
     return { field, message: describe(errs[0]) };
   });
 }
