@@ -6,11 +6,15 @@ import { Router, type Express } from 'express';
 import type { Runtime } from '../runtime.ts';
 import { customerRoutes } from './customers.ts';
 import { openapiHandler } from './openapi.ts';
+import { organizationRoutes } from './organization.ts';
+import { organizationsRoutes } from './organizations.ts';
 import { mountRoutes } from './pipeline/index.ts';
 import type { RouteSpec } from './route.ts';
 
 export const allRoutes: RouteSpec[] = [
   ...customerRoutes,
+  ...organizationRoutes,
+  ...organizationsRoutes,
 ];
 
 /** Routes outside /api/v1 (e.g. /openapi.json). */

@@ -1,0 +1,43 @@
+/**
+ * GET/PATCH /organization: the profile of the organization the key acts on
+ * (its own, or X-Organization-Id for an account key). An archived
+ * organization never gets here: the pipeline refuses it (FORBIDDEN,
+ * organization_archived).
+ */
+import { updateOrganizationProfile } from '../commands/organization/handler.ts';
+import type { OrganizationPatch } from '../commands/organization/commands.ts';
+import { getOrganization } from '../queries/organizations.ts';
+import { organizationReply, replyAfterWrite } from './organization-reply.ts';
+import type { RouteSpec } from './route.ts';
+import { organizationPatchBody, organizationResponse } from './schemas/organizations.ts';
+
+export const organizationRoutes: RouteSpec[] = [
+  {
+    method: 'get',
+    path: '/organization',
+    summary: 'Read the organization profile, subscription and API quotas',
+    tag: 'Organization',
+    scope: 'organization:read',
+    audience: 'organization',
+    response: organizationResponse,
+    async handler(ctx) {
+      return organizationReply(await getOrganization(ctx.rt.database.db, ctx.organizationId!));
+    },
+  },
+  {
+    method: 'patch',
+    path: '/organization',
+    summary: 'Update the organization profile (only the fields sent)',
+    tag: 'Organization',
+    scope: 'organization:write',
+    audience: 'organization',
+    body: organizationPatchBody,
+    response: organizationResponse,
+    errors: ['VALIDATION_ERROR', 'VERSION_CONFLICT'],
+    async handler(ctx, input: { body: OrganizationPatch | undefined }) {
+      const write = { store: ctx.rt.store, metadata: ctx.metadata(), ifMatch: ctx.ifMatch };
+      const result = await updateOrganizationProfile(write, ctx.organizationId!, input.body ?? {});
+      return replyAfterWrite(ctx, result);
+    },
+  },
+];

@@ -1,0 +1,126 @@
+/**
+ * /organizations*: an account key provisions, lists, archives and restores
+ * the account's organizations (audience 'account'). An id the account does
+ * not own is 404, exactly like an unknown one. Archive and restore only need
+ * the account key: the archived organization's own keys stay refused.
+ */
+import { v7 as uuidv7 } from 'uuid';
+import { getAccount } from '../accounts/accounts.ts';
+import type { NewOrganizationInput } from '../commands/organization/commands.ts';
+import {
+  archiveOrganization,
+  provisionOrganization,
+  restoreOrganization,
+  type OrganizationResult,
+  type OrganizationWrite,
+} from '../commands/organization/handler.ts';
+import { findOrganization, getOrganization, listOrganizations } from '../queries/organizations.ts';
+import { notFound } from '../shared/errors.ts';
+import { PLAN_LIMITS } from './plans.ts';
+import { organizationReply, replyAfterWrite } from './organization-reply.ts';
+import type { RequestContext, RouteSpec } from './route.ts';
+import { organizationCreateBody, organizationListQuery, organizationResponse } from './schemas/organizations.ts';
+
+type CreateBody = Omit<NewOrganizationInput, 'billing_address'> & {
+  address_street?: string | null;
+  address_city?: string | null;
+  address_postal_code?: string | null;
+  address_country?: string | null;
+};
+
+interface ListQuery {
+  page: number;
+  per_page: number;
+  order: 'asc' | 'desc';
+  include_archived: boolean;
+}
+
+function writeOf(ctx: RequestContext): OrganizationWrite {
+  return { store: ctx.rt.store, metadata: ctx.metadata(), ifMatch: ctx.ifMatch };
+}
+
+/** Runs an action on an organization of the key's account; any other id is 404. */
+async function onOwned(ctx: RequestContext, id: string, action: (w: OrganizationWrite, id: string) => Promise<OrganizationResult>) {
+  const owned = await findOrganization(ctx.rt.database.db, id, ctx.key.accountId);
+  if (!owned) throw notFound('Organization');
+  return replyAfterWrite(ctx, await action(writeOf(ctx), owned.id)); // the stored id: streams are named in lower case
+}
+
+export const organizationsRoutes: RouteSpec[] = [
+  {
+    method: 'get',
+    path: '/organizations',
+    summary: "List the account's organizations (archived ones with include_archived=true)",
+    tag: 'Organizations',
+    scope: 'organizations:read',
+    audience: 'account',
+    query: organizationListQuery,
+    response: { type: 'array', items: organizationResponse },
+    async handler(ctx, input: { query: ListQuery }) {
+      const { page, per_page: perPage, order, include_archived: includeArchived } = input.query;
+      const { data, total } = await listOrganizations(ctx.rt.database.db, ctx.key.accountId, { page, perPage, order, includeArchived });
+      return { data, pagination: { total, page, perPage, totalPages: Math.ceil(total / perPage) } };
+    },
+  },
+  {
+    method: 'post',
+    path: '/organizations',
+    summary: 'Provision a new organization (legal entity) under the account',
+    tag: 'Organizations',
+    scope: 'organizations:write',
+    audience: 'account',
+    body: organizationCreateBody,
+    successStatus: 201,
+    response: organizationResponse,
+    errors: ['VALIDATION_ERROR', 'ENTITY_CAP_REACHED'],
+    async handler(ctx, input: { body: CreateBody }) {
+      const { address_street, address_city, address_postal_code, address_country, ...profile } = input.body;
+      const account = await getAccount(ctx.rt.database.db, ctx.key.accountId);
+      if (!account) throw notFound('Account');
+      const result = await provisionOrganization(writeOf(ctx), {
+        organization_id: uuidv7(),
+        account_id: account.id,
+        entity_cap: PLAN_LIMITS[account.plan].entityCap,
+        profile: {
+          ...profile,
+          billing_address: { street: address_street, city: address_city, postal_code: address_postal_code, country: address_country },
+        },
+      });
+      return replyAfterWrite(ctx, result, 201);
+    },
+  },
+  {
+    method: 'get',
+    path: '/organizations/:id',
+    summary: 'Read one organization of the account',
+    tag: 'Organizations',
+    scope: 'organizations:read',
+    audience: 'account',
+    response: organizationResponse,
+    async handler(ctx, input) {
+      return organizationReply(await getOrganization(ctx.rt.database.db, input.params.id, ctx.key.accountId));
+    },
+  },
+  {
+    method: 'post',
+    path: '/organizations/:id/archive',
+    summary: 'Archive an organization: frozen everywhere, nothing deleted, reversible',
+    tag: 'Organizations',
+    scope: 'organizations:archive',
+    audience: 'account',
+    response: organizationResponse,
+    errors: ['ALREADY_ARCHIVED', 'VERSION_CONFLICT'],
+    handler: (ctx, input) => onOwned(ctx, input.params.id, archiveOrganization),
+  },
+  {
+    method: 'post',
+    path: '/organizations/:id/restore',
+    summary: 'Restore an archived organization: it resumes normal operation at once',
+    tag: 'Organizations',
+    scope: 'organizations:archive',
+    audience: 'account',
+    response: organizationResponse,
+    errors: ['NOT_ARCHIVED', 'VERSION_CONFLICT'],
+    handler: (ctx, input) => onOwned(ctx, input.params.id, restoreOrganization),
+  },
+];

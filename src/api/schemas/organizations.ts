@@ -1,0 +1,95 @@
+/**
+ * JSON schemas of the organization endpoints (validation and OpenAPI).
+ * They fix the shape: types, and no unknown field (the pipeline closes every
+ * object). Limits and formats (15-digit ICE, URL, lengths) are the decider's
+ * domain rules, so every client, the CLI included, gets the same messages.
+ */
+import type { JsonSchema } from '../route.ts';
+
+const text = (description: string): JsonSchema => ({ type: ['string', 'null'], description });
+
+const PROFILE: Record<string, JsonSchema> = {
+  legal_name: { type: 'string', description: 'Registered name, printed on invoices (1..200 characters).' },
+  ice: text('Identifiant Commun de l\'Entreprise: 15 digits, unique on the whole platform.'),
+  rc: text('Registre de commerce number.'),
+  if_number: text('Identifiant fiscal.'),
+  vat_number: text('VAT number.'),
+  phone: text('Phone number.'),
+  email: { type: ['string', 'null'], description: 'Contact email address.', example: 'compta@atlas.ma' },
+  website: text('An http:// or https:// URL.'),
+};
+
+const ADDRESS: JsonSchema = {
+  type: 'object',
+  properties: {
+    street: text('Street and number.'),
+    city: text('City.'),
+    postal_code: text('Postal code.'),
+    country: text('ISO 3166-1 alpha-2 code, default MA.'),
+  },
+};
+
+/** PATCH /organization: any subset; null clears an optional field; billing_address replaces the whole address. */
+export const organizationPatchBody: JsonSchema = {
+  type: 'object',
+  properties: { ...PROFILE, billing_address: { ...ADDRESS, type: ['object', 'null'] } },
+};
+
+/** POST /organizations: the reference's flat address fields, stored as billing_address. */
+export const organizationCreateBody: JsonSchema = {
+  type: 'object',
+  required: ['legal_name'],
+  properties: {
+    ...PROFILE,
+    address_street: text('Stored as billing_address.street.'),
+    address_city: text('Stored as billing_address.city.'),
+    address_postal_code: text('Stored as billing_address.postal_code.'),
+    address_country: text('Stored as billing_address.country (default MA).'),
+  },
+};
+
+export const organizationListQuery: JsonSchema = {
+  type: 'object',
+  properties: {
+    page: { type: 'integer', minimum: 1, default: 1 },
+    per_page: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+    order: { enum: ['asc', 'desc'], default: 'desc', description: 'By creation time.' },
+    include_archived: { type: 'boolean', default: false, description: 'Include archived organizations.' },
+  },
+};
+
+const nullable = (type: string) => ({ type: [type, 'null'] });
+
+export const organizationResponse: JsonSchema = {
+  type: 'object',
+  properties: {
+    id: { type: 'string', format: 'uuid' },
+    legal_name: { type: 'string' },
+    ice: nullable('string'), rc: nullable('string'), if_number: nullable('string'), vat_number: nullable('string'),
+    phone: nullable('string'), email: nullable('string'), website: nullable('string'),
+    billing_address: ADDRESS,
+    subscription: {
+      type: 'object',
+      properties: {
+        plan: { enum: ['starter', 'professional', 'fiduciaire'] },
+        status: { enum: ['active', 'expired'] },
+        current_period_end: { ...nullable('string'), format: 'date' },
+      },
+    },
+    api_quotas: {
+      type: 'object',
+      description: 'A null limit is unlimited.',
+      properties: {
+        requests_per_minute: { type: 'integer' },
+        api_keys_limit: nullable('integer'),
+        api_keys_used: { type: 'integer' },
+        recurring_schedules_limit: nullable('integer'),
+        recurring_schedules_used: { type: 'integer' },
+      },
+    },
+    archived: { type: 'boolean' },
+    archived_at: { ...nullable('string'), format: 'date-time' },
+    created_at: { type: 'string', format: 'date-time' },
+    updated_at: { type: 'string', format: 'date-time' },
+  },
+};

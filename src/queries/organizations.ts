@@ -1,0 +1,135 @@
+/**
+ * Reads of the organizations read model, shaped as the CONTRACT section 5
+ * representation. The profile comes from `organizations`; subscription and
+ * API quotas from the account and its keys (configuration tables), joined at
+ * read time so a plan change shows at once. Lists are scoped by account: a
+ * foreign organization is simply not found.
+ */
+import { sql, type Kysely } from 'kysely';
+import { effectiveSubscriptionStatus, type Account } from '../accounts/accounts.ts';
+import { PLAN_LIMITS, requestsPerMinute, type Plan } from '../api/plans.ts';
+import type { Organization } from '../commands/organization/events.ts';
+
+export interface OrganizationView {
+  id: string;
+  legal_name: string;
+  ice: string | null;
+  rc: string | null;
+  if_number: string | null;
+  vat_number: string | null;
+  phone: string | null;
+  email: string | null;
+  website: string | null;
+  billing_address: Organization['billing_address'];
+  subscription: { plan: Plan; status: 'active' | 'expired'; current_period_end: string | null };
+  /** Unlimited limits are null (fiduciaire keys). */
+  api_quotas: {
+    requests_per_minute: number;
+    api_keys_limit: number | null;
+    api_keys_used: number;
+    recurring_schedules_limit: number;
+    recurring_schedules_used: number;
+  };
+  archived: boolean;
+  archived_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** The representation plus its version (the ETag, not a body field). */
+export interface VersionedOrganization {
+  view: OrganizationView;
+  version: number;
+}
+
+/** Counts schedules that are active or paused, per organization. Replaced by the schedules feature. */
+export type ScheduleCounter = (db: Kysely<any>, organizationIds: string[]) => Promise<Map<string, number>>;
+let countSchedules: ScheduleCounter = async () => new Map();
+export function useScheduleCounter(counter: ScheduleCounter): void {
+  countSchedules = counter;
+}
+
+const iso = (v: Date | string | null) => (v === null ? null : new Date(v).toISOString());
+
+/** A read-model row as the Organization snapshot the events carry. */
+export function rowToOrganization(row: Record<string, any>): Organization {
+  return {
+    id: row.id, account_id: row.account_id, legal_name: row.legal_name, ice: row.ice, rc: row.rc, if_number: row.if_number,
+    vat_number: row.vat_number, phone: row.phone, email: row.email, website: row.website, billing_address: row.billing_address,
+    api_enabled: row.api_enabled, archived: row.archived, archived_at: iso(row.archived_at),
+    created_at: iso(row.created_at)!, updated_at: iso(row.updated_at)!, version: row.version,
+  };
+}
+
+/** Adds subscription and quotas to organization snapshots (all of one account or several). */
+export async function present(db: Kysely<any>, organizations: Organization[]): Promise<VersionedOrganization[]> {
+  if (organizations.length === 0) return [];
+  const ids = organizations.map((o) => o.id);
+  const accountIds = [...new Set(organizations.map((o) => o.account_id))];
+  const accounts = new Map(
+    ((await db.selectFrom('accounts').selectAll().where('id', 'in', accountIds).execute()) as Account[]).map((a) => [a.id, a]),
+  );
+  const { rows: keyRows } = await sql<{ organization_id: string; n: string }>`
+    select organization_id, count(*) as n from api_keys
+     where organization_id = any(${ids}::uuid[]) and revoked_at is null group by organization_id`.execute(db);
+  const keys = new Map(keyRows.map((r) => [r.organization_id, Number(r.n)]));
+  const schedules = await countSchedules(db, ids);
+  return organizations.map((o) => {
+    const account = accounts.get(o.account_id);
+    if (!account) throw new Error(`organization ${o.id} names a missing account ${o.account_id}`);
+    const limits = PLAN_LIMITS[account.plan];
+    const view: OrganizationView = {
+      id: o.id, legal_name: o.legal_name, ice: o.ice, rc: o.rc, if_number: o.if_number, vat_number: o.vat_number, phone: o.phone,
+      email: o.email, website: o.website, billing_address: o.billing_address,
+      subscription: { plan: account.plan, status: effectiveSubscriptionStatus(account), current_period_end: account.current_period_end },
+      api_quotas: {
+        requests_per_minute: requestsPerMinute(account.plan, account.requests_per_minute),
+        api_keys_limit: limits.apiKeysLimit,
+        api_keys_used: keys.get(o.id) ?? 0,
+        recurring_schedules_limit: limits.recurringSchedulesLimit,
+        recurring_schedules_used: schedules.get(o.id) ?? 0,
+      },
+      archived: o.archived, archived_at: o.archived_at, created_at: o.created_at, updated_at: o.updated_at,
+    };
+    return { view, version: o.version };
+  });
+}
+
+/** The organization row, or null when unknown or (with accountId) owned by another account. */
+export async function findOrganization(db: Kysely<any>, id: string, accountId?: string): Promise<Organization | null> {
+  let q = db.selectFrom('organizations').selectAll().where('id', '=', id);
+  if (accountId !== undefined) q = q.where('account_id', '=', accountId);
+  const row = await q.executeTakeFirst();
+  return row ? rowToOrganization(row) : null;
+}
+
+export async function getOrganization(db: Kysely<any>, id: string, accountId?: string): Promise<VersionedOrganization | null> {
+  const organization = await findOrganization(db, id, accountId);
+  return organization ? (await present(db, [organization]))[0] : null;
+}
+
+export interface OrganizationListQuery {
+  includeArchived: boolean;
+  page: number;
+  perPage: number;
+  order: 'asc' | 'desc';
+}
+
+export async function listOrganizations(
+  db: Kysely<any>,
+  accountId: string,
+  q: OrganizationListQuery,
+): Promise<{ data: OrganizationView[]; total: number }> {
+  let base = db.selectFrom('organizations').where('account_id', '=', accountId);
+  if (!q.includeArchived) base = base.where('archived', '=', false);
+  const { n } = await base.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+  const rows = await base
+    .selectAll()
+    .orderBy('created_at', q.order)
+    .orderBy('id', q.order)
+    .limit(q.perPage)
+    .offset((q.page - 1) * q.perPage)
+    .execute();
+  const data = (await present(db, rows.map(rowToOrganization))).map((o) => o.view);
+  return { data, total: Number(n) };
+}
