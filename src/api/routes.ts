@@ -5,6 +5,7 @@
 import { Router, type Express } from 'express';
 import type { Runtime } from '../runtime.ts';
 import { customerRoutes } from './customers.ts';
+import { invoiceRoutes } from './invoices.ts';
 import { openapiHandler } from './openapi.ts';
 import { organizationRoutes } from './organization.ts';
 import { organizationsRoutes } from './organizations.ts';
@@ -13,6 +14,7 @@ import type { RouteSpec } from './route.ts';
 
 export const allRoutes: RouteSpec[] = [
   ...customerRoutes,
+  ...invoiceRoutes,
   ...organizationRoutes,
   ...organizationsRoutes,
 ];

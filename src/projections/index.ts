@@ -5,11 +5,15 @@
  * do not wait for it.)
  */
 import { customersProjector } from './customers.ts';
+import { invoiceNumbersProjector } from './invoice-numbers.ts';
+import { invoicesProjector } from './invoices.ts';
 import { organizationsProjector } from './organizations.ts';
 import type { Projector } from './projector.ts';
 
 export const projectors: Projector[] = [
   customersProjector,
+  invoicesProjector,
+  invoiceNumbersProjector,
   organizationsProjector,
 ];
 

@@ -3,7 +3,8 @@
  * role (src/projections); the webhook subscriber and senders by 'webhooks';
  * the recurring scheduler by 'scheduler'.
  */
+import { finalizationRecoveryWorker } from './finalization-recovery.ts';
 import { reservationRecoveryWorker } from './reservation-recovery.ts';
 import type { Worker } from './worker.ts';
 
-export const workers: Worker[] = [reservationRecoveryWorker];
+export const workers: Worker[] = [reservationRecoveryWorker, finalizationRecoveryWorker];

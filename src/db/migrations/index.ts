@@ -8,6 +8,7 @@ import * as m0002 from './0002_projections.ts';
 import * as m0003 from './0003_accounts_keys.ts';
 import * as m0004 from './0004_organizations.ts';
 import * as m0005 from './0005_customers.ts';
+import * as m0006 from './0006_invoices.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_eventstore': m0001,
@@ -15,4 +16,5 @@ export const migrations: Record<string, Migration> = {
   '0003_accounts_keys': m0003,
   '0004_organizations': m0004,
   '0005_customers': m0005,
+  '0006_invoices': m0006,
 };

@@ -1,0 +1,154 @@
+/**
+ * /invoices (reference: Invoices endpoints; CONTRACT sections 3 to 6, 9, 13).
+ * Reads come from the invoices read model; writes run a command handler,
+ * wait until the projectors have passed the appended position (read your
+ * writes), then answer from the read model like a GET. The history
+ * (/events) is read from the event store itself. PDF and XML: not yet.
+ */
+import type { RecordedEvent } from '../eventstore/types.ts';
+import { publicEventName } from '../commands/public-event-names.ts';
+import { finalizeInvoice } from '../commands/invoice/handler-finalize.ts';
+import { createInvoice, loadInvoice, payInvoice, sendInvoice, updateInvoice, voidInvoice, type InvoiceResult, type InvoiceWrite } from '../commands/invoice/handlers.ts';
+import { readModelFacts } from '../queries/invoice-facts.ts';
+import { viewOfSnapshot } from '../queries/invoice-rows.ts';
+import { getInvoice, listInvoices, type InvoiceListQuery } from '../queries/invoices.ts';
+import { notFound } from '../shared/errors.ts';
+import type { JsonReply, RequestContext, RouteSpec } from './route.ts';
+import * as schemas from './schemas/invoices.ts';
+
+const organizationOf = (ctx: RequestContext) => ctx.organizationId!; // organization routes always have one
+
+function write(ctx: RequestContext): InvoiceWrite {
+  return { store: ctx.rt.store, organizationId: organizationOf(ctx), metadata: ctx.metadata(), ifMatch: ctx.ifMatch, facts: readModelFacts(ctx.rt.database.db) };
+}
+
+/**
+ * The response of a write: the read-model row once every projector passed
+ * the write. If they do not within the wait, the write happened all the
+ * same: answer the decided snapshot rather than an error that invites a
+ * duplicate retry.
+ */
+async function answer(ctx: RequestContext, result: InvoiceResult, status = 200): Promise<JsonReply> {
+  const db = ctx.rt.database.db;
+  const id = result.invoice.id;
+  if (await ctx.rt.progress.waitFor(result.position)) {
+    const stored = await getInvoice(db, organizationOf(ctx), id);
+    if (stored && stored.version >= result.invoice.version) return { status, data: stored, version: stored.version };
+  }
+  ctx.rt.logger.warn({ request_id: ctx.requestId, position: result.position }, 'invoices: projectors behind, answering the decided state');
+  const customer = result.state.finalization?.customer ?? (await readModelFacts(db).customer(organizationOf(ctx), result.invoice.customer_id));
+  return { status, data: viewOfSnapshot(result.invoice, customer), version: result.invoice.version };
+}
+
+/**
+ * GET /invoices/{id}/events. Every event of the stream is shown, the
+ * internal finalization lock included: versions are stream revisions, so a
+ * hidden event would leave a hole a client would take for lost history.
+ * Types use the webhook names; the lock is `invoice.finalization_started`
+ * (never sent as a webhook). `data` is the event's data as stored.
+ */
+function invoiceHistory(recorded: RecordedEvent[]) {
+  return recorded.map((r) => ({
+    id: r.id,
+    type: publicEventName(r.type) ?? (r.type === 'InvoiceFinalizationStarted' ? 'invoice.finalization_started' : r.type),
+    revision: r.revision,
+    occurred_at: r.metadata.occurred_at,
+    actor: r.metadata.actor,
+    data: r.data,
+  }));
+}
+
+const invoiceView = { ...schemas.invoiceSchema, properties: { ...(schemas.invoiceSchema.properties as object), customer: { type: ['object', 'null'] } } };
+const base = { tag: 'Invoices', audience: 'organization' as const, response: invoiceView };
+const action = (path: string, summary: string, scope: RouteSpec['scope'], errors: RouteSpec['errors']) =>
+  ({ ...base, method: 'post' as const, path, summary, scope, errors: [...(errors ?? []), 'VERSION_CONFLICT' as const] });
+
+export const invoiceRoutes: RouteSpec[] = [
+  {
+    ...base,
+    method: 'get',
+    path: '/invoices',
+    summary: 'List invoices (newest first; filters on status, customer and issue date)',
+    scope: 'invoices:read',
+    query: schemas.listInvoicesQuery,
+    response: { type: 'array', items: schemas.invoiceSchema },
+    async handler(ctx, { query }: { query: InvoiceListQuery }) {
+      const { data, total } = await listInvoices(ctx.rt.database.db, organizationOf(ctx), query);
+      return { data, pagination: { total, page: query.page, perPage: query.per_page, totalPages: Math.ceil(total / query.per_page) } };
+    },
+  },
+  {
+    ...base,
+    method: 'get',
+    path: '/invoices/:id',
+    summary: 'Read an invoice with its customer, lines and totals',
+    scope: 'invoices:read',
+    async handler(ctx, { params }) {
+      const invoice = await getInvoice(ctx.rt.database.db, organizationOf(ctx), params.id);
+      if (!invoice) throw notFound('Invoice');
+      return { data: invoice, version: invoice.version };
+    },
+  },
+  {
+    ...base,
+    method: 'post',
+    path: '/invoices',
+    summary: 'Create a draft invoice',
+    scope: 'invoices:write',
+    body: schemas.createInvoiceBody,
+    successStatus: 201,
+    async handler(ctx, { body }) {
+      return answer(ctx, await createInvoice(write(ctx), body), 201);
+    },
+  },
+  {
+    ...base,
+    method: 'patch',
+    path: '/invoices/:id',
+    summary: 'Update a draft (partial; items replaces every line)',
+    scope: 'invoices:write',
+    body: schemas.updateInvoiceBody,
+    errors: ['INVOICE_NOT_EDITABLE', 'VERSION_CONFLICT'],
+    async handler(ctx, { params, body }) {
+      return answer(ctx, await updateInvoice(write(ctx), params.id.toLowerCase(), body));
+    },
+  },
+  {
+    ...action('/invoices/:id/finalize', 'Finalize a draft: assigns the official number and locks it', 'invoices:finalize', ['INVOICE_NOT_DRAFT']),
+    async handler(ctx, { params }) {
+      return answer(ctx, await finalizeInvoice(write(ctx), params.id.toLowerCase()));
+    },
+  },
+  {
+    ...action('/invoices/:id/send', 'Record a finalized invoice as sent', 'invoices:write', ['INVALID_STATUS_TRANSITION']),
+    async handler(ctx, { params }) {
+      return answer(ctx, await sendInvoice(write(ctx), params.id.toLowerCase()));
+    },
+  },
+  {
+    ...action('/invoices/:id/pay', 'Record a finalized or sent invoice as paid', 'invoices:write', ['INVALID_STATUS_TRANSITION']),
+    body: schemas.payInvoiceBody,
+    async handler(ctx, { params, body }) {
+      return answer(ctx, await payInvoice(write(ctx), params.id.toLowerCase(), body ?? {}));
+    },
+  },
+  {
+    ...action('/invoices/:id/void', 'Void a finalized or sent invoice (reason required)', 'invoices:write', ['CANNOT_VOID_PAID', 'ALREADY_VOIDED', 'INVALID_STATUS_TRANSITION']),
+    body: schemas.voidInvoiceBody,
+    async handler(ctx, { params, body }) {
+      return answer(ctx, await voidInvoice(write(ctx), params.id.toLowerCase(), body.reason));
+    },
+  },
+  {
+    ...base,
+    method: 'get',
+    path: '/invoices/:id/events',
+    summary: 'The invoice\'s event history, oldest first (internal steps included)',
+    scope: 'invoices:read',
+    response: { type: 'array', items: schemas.invoiceEventSchema },
+    async handler(ctx, { params }) {
+      const { recorded, revision } = await loadInvoice(ctx.rt.store, organizationOf(ctx), params.id.toLowerCase());
+      return { data: invoiceHistory(recorded), version: revision };
+    },
+  },
+];

@@ -1,0 +1,76 @@
+/**
+ * Finalize: the gapless-number protocol of DESIGN section 3, built from
+ * single-stream appends so it runs unchanged on PostgreSQL and EventStoreDB.
+ *
+ *  (1) StartFinalization on `invoice-<id>` at its expected revision: the
+ *      draft is validated for issue and locked. Of two concurrent finalizes
+ *      exactly one appends; the other reloads and gets INVOICE_NOT_DRAFT.
+ *  (2) AssignNumber on `invoicenumbers-<org>-<year>` at its expected revision
+ *      (src/commands/invoicenumber/handler.ts). The stream remembers which
+ *      invoice got which number, so a repeat returns the same number.
+ *  (3) CompleteFinalization on `invoice-<id>`: the number lands on the
+ *      invoice. Repeating it with the same number decides nothing.
+ *
+ * A process that dies after (1) leaves a locked draft; after (2) a number
+ * that is not yet on its invoice. completePendingFinalization() (the
+ * recovery worker, src/workers/finalization-recovery.ts) redoes (2) and (3)
+ * for such an invoice: (2) returns the number already given, if any, so
+ * numbers are never skipped nor given twice, whoever finishes the job.
+ */
+import type { EventMetadata, EventStore } from '../../eventstore/types.ts';
+import { invoiceNumbering } from '../invoicenumber/handler.ts';
+import { isFinalizationPending, numberingYear } from './decider.ts';
+import { loadInvoice, runOnInvoice, type InvoiceResult, type InvoiceWrite } from './handlers.ts';
+
+/** POST /invoices/{id}/finalize. If-Match applies to step (1), the only step the client asked for. */
+export async function finalizeInvoice(w: InvoiceWrite, invoiceId: string): Promise<InvoiceResult> {
+  const started = await runOnInvoice(w, invoiceId, async (state, metadata) => {
+    const customerId = state.invoice?.customer_id;
+    const [customer, organization] = await Promise.all([
+      w.facts.customer(w.organizationId, customerId),
+      w.facts.organization(w.organizationId),
+    ]);
+    return { type: 'StartFinalization', data: { invoice_id: invoiceId, customer, organization }, metadata };
+  });
+  return completeFinalization(w, invoiceId, started);
+}
+
+/** Steps (2) and (3) for an invoice whose finalization was started. */
+async function completeFinalization(w: InvoiceWrite, invoiceId: string, started: Pick<InvoiceResult, 'invoice'>): Promise<InvoiceResult> {
+  const metadata: EventMetadata = { ...w.metadata, organization_id: w.organizationId };
+  const year = numberingYear(started.invoice);
+  const number = await invoiceNumbering(w.store).assign(w.organizationId, year, invoiceId, metadata);
+  return runOnInvoice(
+    w,
+    invoiceId,
+    (_state, command) => ({ type: 'CompleteFinalization', data: { invoice_id: invoiceId, invoice_number: number }, metadata: command }),
+    { ifMatch: undefined }, // the lock is ours: later appends by recovery are the same completion
+  );
+}
+
+/**
+ * Recovery of one invoice: completes a finalization left between (1) and
+ * (3). Returns the number, or null when there was nothing to complete.
+ * Safe to run concurrently with the request that started it and with other
+ * recovering processes: every step is idempotent.
+ */
+export async function completePendingFinalization(
+  store: EventStore,
+  facts: InvoiceWrite['facts'],
+  organizationId: string,
+  invoiceId: string,
+): Promise<string | null> {
+  const { recorded, state } = await loadInvoice(store, organizationId, invoiceId);
+  if (!isFinalizationPending(state)) return null;
+  const lock = recorded[recorded.length - 1];
+  const metadata: EventMetadata = {
+    organization_id: organizationId,
+    actor: 'system',
+    request_id: null,
+    correlation_id: lock.metadata.correlation_id ?? null,
+    causation_id: lock.id, // the InvoiceFinalizationStarted this completes
+    occurred_at: new Date().toISOString(),
+  };
+  const done = await completeFinalization({ store, organizationId, metadata, facts }, invoiceId, { invoice: state.invoice! });
+  return done.invoice.invoice_number;
+}

@@ -1,0 +1,145 @@
+/**
+ * Invoice command handlers: load the invoice stream, check the tenant, fold,
+ * decide, append at the expected revision (DESIGN section 1). A concurrent
+ * writer makes the append fail; we load and decide again, unless the client
+ * sent If-Match, in which case it asked for that exact version:
+ * VERSION_CONFLICT. Finalize, which spans two streams, is handler-finalize.ts.
+ *
+ * Streams are `invoice-<id>` with global ids: the tenant is the
+ * organization_id of the stream's first event, checked before the decider
+ * runs, so another organization's invoice is NOT_FOUND.
+ */
+import { v7 as uuidv7 } from 'uuid';
+import type { EventMetadata, EventStore, RecordedEvent } from '../../eventstore/types.ts';
+import { WrongExpectedVersionError } from '../../eventstore/types.ts';
+import type { InvoiceFacts } from '../../queries/invoice-facts.ts';
+import { DomainError, notFound } from '../../shared/errors.ts';
+import type { CommandMetadata } from '../command.ts';
+import type { CreateInvoiceInput, InvoiceCommand, InvoicePatch, PayInvoice } from './commands.ts';
+import { initialInvoiceState, invoiceDecider, type InvoiceState } from './decider.ts';
+import { invoiceStream, type Invoice, type InvoiceEvent } from './events.ts';
+
+export interface InvoiceWrite {
+  store: EventStore;
+  organizationId: string;
+  /** Metadata of the request (or 'system' for recovery); organization_id is set to organizationId. */
+  metadata: EventMetadata;
+  /** If-Match: the invoice version the client read. */
+  ifMatch?: number;
+  facts: InvoiceFacts;
+}
+
+export interface InvoiceResult {
+  invoice: Invoice;
+  state: InvoiceState;
+  revision: number;
+  /** Position to wait for before answering from the read model (the stream's last event). */
+  position: string;
+  /** False when the command decided nothing (e.g. a PATCH that changes nothing). */
+  appended: boolean;
+}
+
+export interface LoadedInvoice {
+  recorded: RecordedEvent[];
+  state: InvoiceState;
+  revision: number;
+}
+
+const MAX_ATTEMPTS = 8;
+
+export function commandMetadata(w: Pick<InvoiceWrite, 'organizationId' | 'metadata'>): { metadata: EventMetadata; command: CommandMetadata } {
+  const metadata: EventMetadata = { ...w.metadata, organization_id: w.organizationId };
+  return { metadata, command: { now: metadata.occurred_at, actor: metadata.actor, organization_id: w.organizationId } };
+}
+
+/** The invoice's events and state, or NOT_FOUND when it is not an invoice of this organization. */
+export async function loadInvoice(store: EventStore, organizationId: string, invoiceId: string): Promise<LoadedInvoice> {
+  const recorded = await store.readStream(invoiceStream(invoiceId));
+  if (recorded.length === 0 || recorded[0].metadata.organization_id !== organizationId) throw notFound('Invoice');
+  let state = initialInvoiceState;
+  for (const r of recorded) state = invoiceDecider.evolve(state, { type: r.type, data: r.data } as InvoiceEvent);
+  return { recorded, state, revision: recorded[recorded.length - 1].revision };
+}
+
+function versionConflict(revision: number, expected: number): DomainError {
+  return new DomainError('VERSION_CONFLICT', `The invoice is at version ${revision}, not ${expected}. Read it again and retry.`, {
+    current_version: revision,
+  });
+}
+
+/**
+ * Runs one command on an existing invoice. `build` makes the command from the
+ * current state (finalize reads the customer the invoice names right now).
+ */
+export async function runOnInvoice(
+  w: InvoiceWrite,
+  invoiceId: string,
+  build: (state: InvoiceState, command: CommandMetadata) => InvoiceCommand | Promise<InvoiceCommand>,
+  options: { ifMatch?: number } = { ifMatch: w.ifMatch },
+): Promise<InvoiceResult> {
+  const { metadata, command: commandMeta } = commandMetadata(w);
+  const stream = invoiceStream(invoiceId);
+  for (let attempt = 1; ; attempt++) {
+    const { recorded, state, revision } = await loadInvoice(w.store, w.organizationId, invoiceId);
+    if (options.ifMatch !== undefined && options.ifMatch !== revision) throw versionConflict(revision, options.ifMatch);
+    const decided = invoiceDecider.decide(await build(state, commandMeta), state);
+    if (decided.length === 0) {
+      return { invoice: state.invoice!, state, revision, position: recorded[recorded.length - 1].position, appended: false };
+    }
+    try {
+      const events = decided.map((e) => ({ id: uuidv7(), type: e.type, data: e.data, metadata }));
+      const result = await w.store.appendToStream(stream, events, revision);
+      const next = decided.reduce(invoiceDecider.evolve, state);
+      return { invoice: next.invoice!, state: next, revision: result.nextRevision, position: result.position, appended: true };
+    } catch (err) {
+      if (!(err instanceof WrongExpectedVersionError)) throw err;
+      if (options.ifMatch !== undefined) throw versionConflict(typeof err.actual === 'number' ? err.actual : -1, options.ifMatch);
+      if (attempt >= MAX_ATTEMPTS) throw err;
+    }
+  }
+}
+
+/** Lower-case ids: the read models and the decider compare them as stored. */
+const normalizeId = (id: unknown) => (typeof id === 'string' ? id.toLowerCase() : id) as string;
+
+/** POST /invoices: a new draft. `invoiceId` is a fresh UUID v7 unless the caller derives one (schedules). */
+export async function createInvoice(w: InvoiceWrite, input: CreateInvoiceInput, invoiceId: string = uuidv7()): Promise<InvoiceResult> {
+  const { metadata, command: commandMeta } = commandMetadata(w);
+  const data = { ...input, customer_id: normalizeId(input.customer_id) };
+  const customer = await w.facts.customer(w.organizationId, data.customer_id);
+  const command: InvoiceCommand = { type: 'CreateInvoice', data: { ...data, invoice_id: invoiceId, customer }, metadata: commandMeta };
+  const decided = invoiceDecider.decide(command, initialInvoiceState);
+  const events = decided.map((e) => ({ id: uuidv7(), type: e.type, data: e.data, metadata }));
+  try {
+    const result = await w.store.appendToStream(invoiceStream(invoiceId), events, 'no_stream');
+    const state = decided.reduce(invoiceDecider.evolve, initialInvoiceState);
+    return { invoice: state.invoice!, state, revision: result.nextRevision, position: result.position, appended: true };
+  } catch (err) {
+    if (!(err instanceof WrongExpectedVersionError)) throw err;
+    // The id exists already (a derived id created twice): creating it again decides nothing.
+    const { recorded, state, revision } = await loadInvoice(w.store, w.organizationId, invoiceId);
+    return { invoice: state.invoice!, state, revision, position: recorded[recorded.length - 1].position, appended: false };
+  }
+}
+
+/** PATCH /invoices/{id}: `customer` is looked up only when the patch names one. */
+export function updateInvoice(w: InvoiceWrite, invoiceId: string, input: InvoicePatch): Promise<InvoiceResult> {
+  const patch = input.customer_id === undefined ? input : { ...input, customer_id: normalizeId(input.customer_id) };
+  return runOnInvoice(w, invoiceId, async (_state, metadata) => {
+    const data: Extract<InvoiceCommand, { type: 'UpdateInvoice' }>['data'] = { invoice_id: invoiceId, patch };
+    if (patch.customer_id !== undefined) data.customer = await w.facts.customer(w.organizationId, patch.customer_id);
+    return { type: 'UpdateInvoice', data, metadata };
+  });
+}
+
+export function sendInvoice(w: InvoiceWrite, invoiceId: string): Promise<InvoiceResult> {
+  return runOnInvoice(w, invoiceId, (_state, metadata) => ({ type: 'SendInvoice', data: { invoice_id: invoiceId }, metadata }));
+}
+
+export function payInvoice(w: InvoiceWrite, invoiceId: string, payment: Omit<PayInvoice['data'], 'invoice_id'>): Promise<InvoiceResult> {
+  return runOnInvoice(w, invoiceId, (_state, metadata) => ({ type: 'PayInvoice', data: { ...payment, invoice_id: invoiceId }, metadata }));
+}
+
+export function voidInvoice(w: InvoiceWrite, invoiceId: string, reason: string): Promise<InvoiceResult> {
+  return runOnInvoice(w, invoiceId, (_state, metadata) => ({ type: 'VoidInvoice', data: { invoice_id: invoiceId, reason }, metadata }));
+}

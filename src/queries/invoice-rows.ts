@@ -1,0 +1,120 @@
+/**
+ * Read-model rows -> the invoice representation of CONTRACT section 5,
+ * field for field the snapshot the events carry (test/invoices checks that
+ * GET equals the last event's data.invoice). Numerics arrive as strings:
+ * amounts get the currency's minor units, line inputs their canonical form.
+ */
+import type { InvoiceCustomer } from '../commands/invoice/commands.ts';
+import type { Invoice } from '../commands/invoice/events.ts';
+import { canonicalDecimal, formatAmount } from '../shared/money.ts';
+
+/** The customer object of a single read (InvoiceCustomer without its status). */
+export type InvoiceViewCustomer = Omit<InvoiceCustomer, 'status'>;
+
+/** A single read: the invoice plus its customer. */
+export type InvoiceView = Invoice & { customer: InvoiceViewCustomer | null };
+
+const iso = (v: Date | string | null): string | null => (v === null ? null : new Date(v).toISOString());
+
+interface LineJson {
+  position: number;
+  description: string;
+  quantity: string;
+  unit_price: string;
+  tax_rate: string;
+  total: string;
+}
+
+interface TaxJson {
+  rate: string;
+  taxable_amount: string;
+  tax_amount: string;
+}
+
+export function toInvoice(row: Record<string, any>): Invoice {
+  const currency: string = row.currency;
+  const amount = (v: string) => formatAmount(v, currency);
+  return {
+    id: row.id,
+    invoice_number: row.invoice_number,
+    status: row.status,
+    customer_id: row.customer_id,
+    customer_name: row.customer_name,
+    currency,
+    issue_date: row.issue_date,
+    due_date: row.due_date,
+    payment_terms: row.payment_terms,
+    notes: row.notes,
+    internal_notes: row.internal_notes,
+    items: (row.items as LineJson[]).map((l) => ({
+      position: l.position,
+      description: l.description,
+      quantity: canonicalDecimal(l.quantity),
+      unit_price: canonicalDecimal(l.unit_price),
+      tax_rate: canonicalDecimal(l.tax_rate),
+      total: amount(l.total),
+    })),
+    subtotal: amount(row.subtotal),
+    total_tax: amount(row.total_tax),
+    total: amount(row.total),
+    tax_breakdown: (row.tax_breakdown as TaxJson[]).map((t) => ({
+      rate: canonicalDecimal(t.rate),
+      taxable_amount: amount(t.taxable_amount),
+      tax_amount: amount(t.tax_amount),
+    })),
+    amount_due: amount(row.amount_due),
+    finalized_at: iso(row.finalized_at),
+    sent_at: iso(row.sent_at),
+    paid_at: iso(row.paid_at),
+    payment_method: row.payment_method,
+    payment_reference: row.payment_reference,
+    voided_at: iso(row.voided_at),
+    void_reason: row.void_reason,
+    created_at: iso(row.created_at)!,
+    updated_at: iso(row.updated_at)!,
+    version: row.version,
+  };
+}
+
+/**
+ * The buyer of an issued invoice is the one frozen at finalize (the legal
+ * document must not change when the customer does); a draft shows the
+ * customer as it is now (columns c_* of the join), or null if it is gone.
+ */
+function customerOf(row: Record<string, any>): InvoiceViewCustomer | null {
+  const frozen = row.customer_type !== null;
+  const p = frozen ? 'customer_' : 'c_';
+  if (!frozen && row.c_type === null) return null;
+  return {
+    id: row.customer_id,
+    name: frozen ? row.customer_name : row.c_name,
+    type: row[`${p}type`],
+    ice: row[`${p}ice`],
+    email: row[`${p}email`],
+    phone: row[`${p}phone`],
+    address: {
+      street: row[`${p}address_street`],
+      city: row[`${p}address_city`],
+      postal_code: row[`${p}address_postal_code`],
+      country: row[`${p}address_country`],
+    },
+  };
+}
+
+export function toInvoiceView(row: Record<string, any>): InvoiceView {
+  const invoice = toInvoice(row);
+  const { customer_name, ...rest } = invoice;
+  // `customer` sits beside customer_id / customer_name, as a reader expects it.
+  const entries: [string, unknown][] = Object.entries(rest);
+  const at = entries.findIndex(([k]) => k === 'currency');
+  entries.splice(at, 0, ['customer_name', customer_name], ['customer', customerOf(row)]);
+  return Object.fromEntries(entries) as unknown as InvoiceView;
+}
+
+/** The view of a decided snapshot, when the read model could not be waited for. */
+export function viewOfSnapshot(invoice: Invoice, customer: InvoiceCustomer | null): InvoiceView {
+  const view: InvoiceViewCustomer | null = customer
+    ? { id: customer.id, name: customer.name, type: customer.type, ice: customer.ice, email: customer.email, phone: customer.phone, address: customer.address }
+    : null;
+  return { ...invoice, customer: view };
+}
