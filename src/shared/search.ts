@@ -6,10 +6,15 @@
  * they can never disagree ('École' and 'ecole' fold to the same text).
  */
 
+/** Latin letters that carry no combining mark to strip, spelled as users type them ('cœur' ~ 'coeur'). */
+const BASE_LETTERS: Record<string, string> = { œ: 'oe', æ: 'ae', ß: 'ss', ı: 'i', ø: 'o', ł: 'l', đ: 'd' };
+const BASE_LETTER = new RegExp(`[${Object.keys(BASE_LETTERS).join('')}]`, 'gu');
+
 /**
  * Lowercase, compatibility-decompose (NFKD: 'é' -> 'e' + accent, 'ﬁ' -> 'fi',
  * full-width digits -> digits), drop the combining marks, collapse every run
- * of whitespace to one space. Lowercasing first: 'İ'.toLowerCase() adds a
+ * of whitespace to one space, spell the few undecomposable letters
+ * (œ, æ, ß, ı, ø, ł, đ) in plain Latin. Lowercasing first: 'İ'.toLowerCase() adds a
  * combining dot that the mark removal then drops.
  */
 export function foldForSearch(text: string): string {
@@ -17,6 +22,7 @@ export function foldForSearch(text: string): string {
     .toLowerCase()
     .normalize('NFKD')
     .replace(/\p{M}+/gu, '')
+    .replace(BASE_LETTER, (c) => BASE_LETTERS[c])
     .replace(/\s+/g, ' ')
     .trim();
 }
