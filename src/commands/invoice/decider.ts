@@ -99,7 +99,7 @@ function decideInvoice(command: InvoiceCommand, state: InvoiceState): InvoiceEve
       const currency = header.currency ?? current.currency;
       const next: Invoice = { ...current, ...header, ...priceLines(lines ?? current.items, currency, false) };
       const changed_fields = (Object.keys(next) as (keyof Invoice)[])
-        .filter((key) => JSON.stringify(next[key]) !== JSON.stringify(current[key]));
+        .filter((key) => !sameJson(next[key], current[key]));
       if (changed_fields.length === 0) return []; // a PATCH that changes nothing appends nothing
       return [{ type: 'InvoiceUpdated', data: { invoice: stamp(next, {}), changed_fields } }];
     }
@@ -154,6 +154,20 @@ function decideInvoice(command: InvoiceCommand, state: InvoiceState): InvoiceEve
       return [{ type: 'InvoiceVoided', data: { invoice, reason } }];
     }
   }
+}
+
+/**
+ * Deep equality of JSON values, blind to key order: a state folded from a
+ * PostgreSQL jsonb column has its object keys reordered, and that must not
+ * make an unchanged line look changed.
+ */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  return ka.length === kb.length && ka.every((k) => sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
 }
 
 function transitionRefused(target: string, invoice: Invoice, lockedDraft: boolean): DomainError {
