@@ -1,0 +1,24 @@
+/**
+ * Read your writes outside the server: the admin CLI and start-up hooks write
+ * events in a process whose projectors may not run (the server is stopped,
+ * or has not started them yet). This starts this process's runners for the
+ * time of the wait: if a server already runs the projectors, ours stay on
+ * standby (the advisory lock is taken) and the server's progress reaches us
+ * through pg_notify; if not, ours do the work.
+ */
+import type { Runtime } from '../runtime.ts';
+import { projectors } from './index.ts';
+import { ProjectionRunner } from './runner.ts';
+
+export async function catchUpProjections(rt: Runtime, position: string | null, timeoutMs = 30_000): Promise<boolean> {
+  if (position === null || (await rt.progress.waitFor(position, 0))) return true;
+  const runners = projectors.map(
+    (p) => new ProjectionRunner({ db: rt.database.db, store: rt.store, url: rt.database.url, logger: rt.logger, progress: rt.progress }, p),
+  );
+  runners.forEach((r) => r.start());
+  try {
+    return await rt.progress.waitFor(position, timeoutMs);
+  } finally {
+    await Promise.all(runners.map((r) => r.stop()));
+  }
+}

@@ -1,0 +1,70 @@
+/** `npm run admin -- org ...` as an operator runs it: a separate process on the same database, no server running. */
+import { expect } from 'chai';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { randomIce } from '../reservation/protocol.ts';
+import { createAccount } from '../support/fixtures.ts';
+import { freshDatabase, type TestDatabase } from '../support/database.ts';
+
+const run = promisify(execFile);
+
+describe('admin CLI: org', function () {
+  this.timeout(120_000);
+  let database: TestDatabase;
+
+  async function admin(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+    try {
+      const { stdout, stderr } = await run('node', ['--import', 'tsx', 'src/cli/admin.ts', ...args], {
+        env: { ...process.env, DATABASE_URL: database.url, LOG_LEVEL: 'silent' },
+      });
+      return { code: 0, stdout, stderr };
+    } catch (err: any) {
+      return { code: err.code ?? 1, stdout: err.stdout ?? '', stderr: err.stderr ?? '' };
+    }
+  }
+
+  before(async function () {
+    database = await freshDatabase();
+  });
+  after(() => database?.drop());
+
+  it('creates an organization that a key can be made for at once, then switches its API off and on', async function () {
+    const accountId = await createAccount(database.db, 'professional');
+    const ice = randomIce();
+    const created = await admin('org', 'create', '--account', accountId, '--legal-name', 'Atlas SARL', '--ice', ice, '--city', 'Casablanca', '--json');
+    expect(created.code, created.stderr).to.equal(0);
+    const org = JSON.parse(created.stdout);
+    expect(org).to.include({ account_id: accountId, legal_name: 'Atlas SARL', ice, api_enabled: true, archived: false });
+
+    const row = await database.db.selectFrom('organizations').selectAll().where('id', '=', org.id).executeTakeFirstOrThrow();
+    expect(row.billing_address).to.deep.equal({ street: null, city: 'Casablanca', postal_code: null, country: 'MA' });
+    const key = await admin('key', 'create', '--org', org.id, '--bundle', 'full_access', '--json');
+    expect(key.code, key.stderr + key.stdout).to.equal(0);
+    expect(JSON.parse(key.stdout).secret).to.match(/^svc_test_/);
+
+    const off = await admin('org', 'update', org.id, '--api', 'disabled', '--json');
+    expect(off.code, off.stderr).to.equal(0);
+    expect(JSON.parse(off.stdout).api_enabled).to.equal(false);
+    const stored = await database.db.selectFrom('organizations').select('api_enabled').where('id', '=', org.id).executeTakeFirstOrThrow();
+    expect(stored.api_enabled).to.equal(false);
+    expect(JSON.parse((await admin('org', 'update', org.id, '--api', 'enabled', '--json')).stdout).api_enabled).to.equal(true);
+
+    const duplicate = await admin('org', 'create', '--account', accountId, '--legal-name', 'Copy', '--ice', ice);
+    expect(duplicate.code).to.equal(1);
+    expect(duplicate.stderr).to.match(/already used/);
+  });
+
+  it('answers operator mistakes in one line', async function () {
+    const cases: [string[], RegExp][] = [
+      [['org', 'create', '--account', '0190b4a1-0000-7000-8000-000000000000', '--legal-name', 'X'], /account .* not found/],
+      [['org', 'update', 'nope', '--api', 'enabled'], /organization nope not found/],
+      [['org', 'update', '0190b4a1-0000-7000-8000-000000000000', '--api', 'maybe'], /not enabled or disabled/],
+    ];
+    for (const [args, message] of cases) {
+      const res = await admin(...args);
+      expect(res.code, args.join(' ')).to.equal(1);
+      expect(res.stderr.trim().split('\n')).to.have.length(1);
+      expect(res.stderr).to.match(message);
+    }
+  });
+});
