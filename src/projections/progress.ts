@@ -32,7 +32,8 @@ export class ProjectionProgress {
 
   async start(): Promise<void> {
     this.unlisten = this.notifier.subscribe((payload) => {
-      if (payload === '') return void this.refresh();
+      // A refresh still in flight when the process closes its database must not crash it.
+      if (payload === '') return void this.refresh().catch(() => {});
       const space = payload.indexOf(' ');
       this.report(payload.slice(0, space), payload.slice(space + 1));
     });
