@@ -10,10 +10,11 @@ import '../wiring.ts';
 import { DomainError } from '../shared/errors.ts';
 import { register as account } from './account.ts';
 import { register as key } from './key.ts';
+import { register as org } from './org.ts';
 import { register as projections } from './projections.ts';
 import { createSession, UsageError, type CommandGroup } from './shared.ts';
 
-const GROUPS: CommandGroup[] = [account, key, projections];
+const GROUPS: CommandGroup[] = [account, org, key, projections];
 
 function oneLine(err: unknown): string {
   if (err instanceof UsageError || err instanceof ConfigError || err instanceof DomainError) return err.message;
