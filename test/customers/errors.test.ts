@@ -39,6 +39,19 @@ describe('customers API: errors', () => {
     expect(notJson.body.error.code).to.equal('INVALID_JSON');
   });
 
+  it('refuses text PostgreSQL cannot store (NUL, unpaired surrogates) instead of failing with a 500', async () => {
+    const bad = 'must not contain NUL characters or invalid Unicode';
+    expect(fieldsOf(await api.create({ name: 'a\u0000b', type: 'b2c', tags: ['ok', '\ud800'], address: { city: 'x\udc00' } }))).to.deep.equal({
+      name: bad,
+      'tags[1]': bad,
+      'address.city': bad,
+    });
+    const c = await api.make({ name: 'Emoji 😀 ok', type: 'b2c' });
+    expect(fieldsOf(await api.patch(c.id, { notes: '\u0000' }))).to.deep.equal({ notes: bad });
+    expect(fieldsOf(await api.list('search=%00'))).to.deep.equal({ search: bad });
+    expect((await api.list(`search=${encodeURIComponent('😀')}`)).body.data.map((x: any) => x.id)).to.deep.equal([c.id]);
+  });
+
   it('rejects create-only fields and bad values on PATCH', async () => {
     const c = await api.make({ name: 'Atlas', type: 'b2b' });
     expect(fieldsOf(await api.patch(c.id, { legal_name: 'X', rc: '1' }))).to.deep.equal({ legal_name: 'is not allowed', rc: 'is not allowed' });
