@@ -6,5 +6,6 @@
 import { finalizationRecoveryWorker } from './finalization-recovery.ts';
 import { reservationRecoveryWorker } from './reservation-recovery.ts';
 import type { Worker } from './worker.ts';
+import { webhookWorkers } from './webhooks/index.ts';
 
-export const workers: Worker[] = [reservationRecoveryWorker, finalizationRecoveryWorker];
+export const workers: Worker[] = [reservationRecoveryWorker, finalizationRecoveryWorker, ...webhookWorkers];

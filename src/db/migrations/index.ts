@@ -9,6 +9,7 @@ import * as m0003 from './0003_accounts_keys.ts';
 import * as m0004 from './0004_organizations.ts';
 import * as m0005 from './0005_customers.ts';
 import * as m0006 from './0006_invoices.ts';
+import * as m0007 from './0007_webhooks.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_eventstore': m0001,
@@ -17,4 +18,5 @@ export const migrations: Record<string, Migration> = {
   '0004_organizations': m0004,
   '0005_customers': m0005,
   '0006_invoices': m0006,
+  '0007_webhooks': m0007,
 };

@@ -1,0 +1,111 @@
+/**
+ * Webhook endpoint configuration (`webhook add`, `list`, `rotate-secret`).
+ * Secrets are returned only by add and rotate, once; everything else shows
+ * the hint. The URL rules are checked here for the operator's benefit and
+ * again at every connection (address-guard.ts).
+ */
+import type { Kysely } from 'kysely';
+import { v7 as uuidv7 } from 'uuid';
+import { PUBLIC_EVENT_NAME_LIST } from '../../commands/public-event-names.ts';
+import { DomainError } from '../../shared/errors.ts';
+import { AddressNotAllowedError, checkEndpointUrl, type Resolver } from './address-guard.ts';
+import { generateSecret, sealSecret, secretHint } from './secrets.ts';
+import { CONVENTIONS, type Convention } from './signing.ts';
+
+export interface EndpointView {
+  id: string;
+  organization_id: string;
+  url: string;
+  events: string[];
+  convention: Convention;
+  enabled: boolean;
+  secret_hint: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface NewEndpoint {
+  organizationId: string;
+  url: string;
+  events?: readonly string[];
+  convention?: string;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const COLUMNS = ['id', 'organization_id', 'url', 'events', 'convention', 'enabled', 'secret_hint', 'created_at', 'updated_at'] as const;
+
+function view(row: any): EndpointView {
+  return { ...row, created_at: new Date(row.created_at).toISOString(), updated_at: new Date(row.updated_at).toISOString() };
+}
+
+export function checkId(id: string, what: string): string {
+  if (!UUID.test(id)) throw new DomainError('NOT_FOUND', `${what} ${id} not found (not a UUID)`);
+  return id.toLowerCase();
+}
+
+/** The event list of an endpoint: known names only, no repeats, never empty. */
+export function parseEvents(events: readonly string[] | undefined): string[] {
+  if (events === undefined) return [...PUBLIC_EVENT_NAME_LIST];
+  const names = [...new Set(events.map((e) => e.trim()).filter(Boolean))];
+  if (names.length === 0) throw new DomainError('VALIDATION_ERROR', 'give at least one event');
+  const unknown = names.filter((n) => !(PUBLIC_EVENT_NAME_LIST as readonly string[]).includes(n));
+  if (unknown.length) throw new DomainError('VALIDATION_ERROR', `unknown event "${unknown[0]}" (known: ${PUBLIC_EVENT_NAME_LIST.join(', ')})`);
+  return names;
+}
+
+export async function addEndpoint(
+  db: Kysely<any>,
+  input: NewEndpoint,
+  options: { allowInsecure: boolean; resolve?: Resolver },
+): Promise<{ endpoint: EndpointView; secret: string }> {
+  const organizationId = checkId(input.organizationId, 'organization');
+  const convention = (input.convention ?? 'A').toUpperCase();
+  if (!CONVENTIONS.includes(convention as Convention)) throw new DomainError('VALIDATION_ERROR', `convention "${input.convention}" is not A or B`);
+  const events = parseEvents(input.events);
+  const org = await db.selectFrom('organizations').select('id').where('id', '=', organizationId).executeTakeFirst();
+  if (!org) throw new DomainError('NOT_FOUND', `organization ${organizationId} not found`);
+  let url: string;
+  try {
+    url = await checkEndpointUrl(input.url, options);
+  } catch (err) {
+    if (err instanceof AddressNotAllowedError) throw new DomainError('VALIDATION_ERROR', `url: ${err.message}`);
+    throw err;
+  }
+  const secret = generateSecret();
+  const row = await db
+    .insertInto('webhook_endpoints')
+    .values({ id: uuidv7(), organization_id: organizationId, url, events, convention, secret: sealSecret(secret), secret_hint: secretHint(secret) })
+    .returning(COLUMNS)
+    .executeTakeFirstOrThrow();
+  return { endpoint: view(row), secret };
+}
+
+export async function listEndpoints(db: Kysely<any>, organizationId: string): Promise<EndpointView[]> {
+  const rows = await db
+    .selectFrom('webhook_endpoints')
+    .select(COLUMNS)
+    .where('organization_id', '=', checkId(organizationId, 'organization'))
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+  return rows.map(view);
+}
+
+export async function getEndpoint(db: Kysely<any>, id: string): Promise<EndpointView> {
+  const row = await db.selectFrom('webhook_endpoints').select(COLUMNS).where('id', '=', checkId(id, 'endpoint')).executeTakeFirst();
+  if (!row) throw new DomainError('NOT_FOUND', `endpoint ${id} not found`);
+  return view(row);
+}
+
+/** A new secret, effective from the next attempt (the old one stops at once). */
+export async function rotateSecret(db: Kysely<any>, id: string): Promise<{ endpoint: EndpointView; secret: string }> {
+  const secret = generateSecret();
+  const row = await db
+    .updateTable('webhook_endpoints')
+    .set({ secret: sealSecret(secret), secret_hint: secretHint(secret), updated_at: new Date() })
+    .where('id', '=', checkId(id, 'endpoint'))
+    .returning(COLUMNS)
+    .executeTakeFirst();
+  if (!row) throw new DomainError('NOT_FOUND', `endpoint ${id} not found`);
+  return { endpoint: view(row), secret };
+}

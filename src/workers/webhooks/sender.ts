@@ -1,0 +1,201 @@
+/**
+ * A webhook sender: claims due deliveries (outbox.ts), posts them with up to
+ * `concurrency` requests in flight, and writes the attempts back in batches
+ * (one transaction for every attempt that finished meanwhile: at 1,000
+ * deliveries a second, one commit per attempt would be the bottleneck).
+ * - No endpoint gets more than `perEndpoint` of the slots, so a slow or dead
+ *   receiver holds at most that many and everyone else keeps flowing; the log
+ *   never waits for senders at all (deliveries are rows).
+ * - Woken by pg_notify on new or replayed deliveries and by its own finished
+ *   attempts; otherwise it sleeps until the next retry is due (database
+ *   clock), at most `pollMs` (the fallback for lost notifications and for
+ *   organizations being restored).
+ * - Stopping: no new claims, in-flight requests get `stopGraceMs`, the rest
+ *   are aborted and handed back untried (due at once, for another sender).
+ */
+import type { Kysely } from 'kysely';
+import { Notifier } from '../../eventstore/notifier.ts';
+import type { Logger } from '../../shared/logger.ts';
+import { guardedLookup, type Resolver } from './address-guard.ts';
+import { attemptDelivery, timeoutFromEnv, type AttemptDeps } from './attempt.ts';
+import { claimDue, DELIVERIES_CHANNEL, msUntilNextDue, recordAttempts, releaseClaims, type AttemptRecord, type ClaimedDelivery } from './outbox.ts';
+import { createAgents } from './post.ts';
+import { SecretCache } from './secrets.ts';
+
+export interface SenderOptions {
+  db: Kysely<any>;
+  /** Database URL, for the LISTEN connection. */
+  url: string;
+  logger: Logger;
+  retryDelaysMs: readonly number[];
+  allowInsecure: boolean;
+  timeoutMs?: number;
+  concurrency?: number;
+  perEndpoint?: number;
+  pollMs?: number;
+  stopGraceMs?: number;
+  /** DNS for the address guard (tests inject one). */
+  resolve?: Resolver;
+  random?: () => number;
+}
+
+export class WebhookSender {
+  private readonly deps: AttemptDeps;
+  private readonly notifier: Notifier;
+  private readonly busy = new Map<string, number>();
+  private readonly inFlight = new Map<string, { promise: Promise<void>; abort: AbortController }>();
+  private records: AttemptRecord[] = [];
+  private releases: { id: string; token: string }[] = [];
+  private flushing: Promise<void> | null = null;
+  private loop: Promise<void> | null = null;
+  private unlisten: (() => void) | null = null;
+  private stopped = false;
+  private dirty = false;
+  private wake: (() => void) | null = null;
+  private readonly concurrency: number;
+  private readonly perEndpoint: number;
+
+  constructor(private readonly o: SenderOptions) {
+    const timeoutMs = o.timeoutMs ?? timeoutFromEnv();
+    this.concurrency = o.concurrency ?? 32;
+    this.perEndpoint = Math.min(o.perEndpoint ?? 8, this.concurrency);
+    this.deps = {
+      retryDelaysMs: o.retryDelaysMs,
+      timeoutMs,
+      allowInsecure: o.allowInsecure,
+      agents: createAgents(o.allowInsecure ? undefined : guardedLookup(o.resolve)),
+      secrets: new SecretCache(),
+      random: o.random,
+    };
+    this.notifier = new Notifier(o.url, DELIVERIES_CHANNEL);
+  }
+
+  start(): void {
+    this.unlisten = this.notifier.subscribe(() => this.signal());
+    this.loop ??= this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.signal();
+    await this.loop;
+    const grace = new Promise((r) => setTimeout(r, this.o.stopGraceMs ?? 5000).unref());
+    await Promise.race([Promise.all([...this.inFlight.values()].map((f) => f.promise)), grace]);
+    for (const f of this.inFlight.values()) f.abort.abort();
+    await Promise.all([...this.inFlight.values()].map((f) => f.promise));
+    for (let i = 0; i < 3 && (this.flushing || this.records.length > 0 || this.releases.length > 0); i++) await this.flush();
+    this.unlisten?.();
+    await this.notifier.close();
+    this.deps.agents.http.destroy();
+    this.deps.agents.https.destroy();
+  }
+
+  /** Something changed (notification, a free slot, a finished batch): look again. */
+  private signal(): void {
+    this.dirty = true;
+    this.wake?.();
+  }
+
+  private sleep(ms: number): Promise<void> {
+    if (this.dirty || this.stopped) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.wake = null;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.wake = done;
+    });
+  }
+
+  private free(): number {
+    return this.concurrency - this.inFlight.size;
+  }
+
+  private async run(): Promise<void> {
+    const pollMs = this.o.pollMs ?? 1000;
+    while (!this.stopped) {
+      this.dirty = false;
+      let waitMs = pollMs;
+      try {
+        while (!this.stopped && this.free() > 0) {
+          const batch = await claimDue(this.o.db, { limit: this.free(), perEndpoint: this.perEndpoint, busy: this.busy, leaseMs: this.deps.timeoutMs + 60_000 });
+          if (this.stopped) this.releases.push(...batch.map((d) => ({ id: d.id, token: d.claim_token })));
+          else batch.forEach((d) => this.launch(d));
+          if (batch.length === 0) break;
+        }
+        if (!this.stopped && this.free() > 0) {
+          const full = [...this.busy].filter(([, n]) => n >= this.perEndpoint).map(([id]) => id);
+          const ms = await msUntilNextDue(this.o.db, full);
+          // Due but not claimable right now (another sender's claim in progress): look again soon.
+          if (ms !== null) waitMs = Math.min(Math.max(ms, 20), pollMs);
+        }
+      } catch (err) {
+        this.o.logger.error({ err }, 'webhook sender: claiming failed');
+        waitMs = 1000;
+      }
+      await this.sleep(waitMs);
+    }
+  }
+
+  private launch(d: ClaimedDelivery): void {
+    const abort = new AbortController();
+    this.busy.set(d.endpoint_id, (this.busy.get(d.endpoint_id) ?? 0) + 1);
+    const promise = attemptDelivery(d, this.deps, abort.signal)
+      .then((record) => {
+        if (abort.signal.aborted) return void this.releases.push({ id: d.id, token: d.claim_token });
+        this.log(d, record);
+        this.records.push(record);
+      })
+      .catch((err) => {
+        this.o.logger.error({ err, delivery_id: d.id }, 'webhook sender: attempt crashed');
+        this.releases.push({ id: d.id, token: d.claim_token });
+      })
+      .finally(() => {
+        this.inFlight.delete(d.id);
+        const n = (this.busy.get(d.endpoint_id) ?? 1) - 1;
+        if (n > 0) this.busy.set(d.endpoint_id, n);
+        else this.busy.delete(d.endpoint_id);
+        void this.flush();
+        this.signal();
+      });
+    this.inFlight.set(d.id, { promise, abort });
+  }
+
+  private log(d: ClaimedDelivery, r: AttemptRecord): void {
+    // Ids only: URLs can carry receivers' tokens, and secrets never leave outbox rows.
+    const fields = { delivery_id: d.id, endpoint_id: d.endpoint_id, event: d.event_type, attempt: r.outcome.attemptCount, status_code: r.statusCode, duration_ms: r.durationMs, outcome: r.outcome.status, error: r.error };
+    if (r.outcome.status === 'failed') this.o.logger.warn(fields, 'webhook delivery failed for good');
+    else this.o.logger.debug(fields, 'webhook attempt');
+  }
+
+  /** Writes every finished attempt; one flush at a time, the next takes what queued meanwhile. */
+  private flush(): Promise<void> {
+    this.flushing ??= (async () => {
+      let failures = 0;
+      while (this.records.length > 0 || this.releases.length > 0) {
+        const records = this.records.splice(0, 1000);
+        const releases = this.releases.splice(0, 1000);
+        try {
+          await recordAttempts(this.o.db, records);
+          await releaseClaims(this.o.db, releases);
+          failures = 0;
+        } catch (err) {
+          this.o.logger.error({ err }, 'webhook sender: recording attempts failed');
+          // Stopping with the database gone: the leases expire and another sender retries.
+          if (this.stopped && ++failures >= 3) return;
+          this.records.unshift(...records);
+          this.releases.unshift(...releases);
+          await new Promise((r) => setTimeout(r, 1000));
+        }
+      }
+    })().finally(() => {
+      this.flushing = null;
+      // An attempt may have finished between the loop's last look and now.
+      if (!this.stopped && (this.records.length > 0 || this.releases.length > 0)) void this.flush();
+      this.signal();
+    });
+    return this.flushing;
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * The webhook subscriber: a checkpointed log consumer (run by a
+ * ProjectionRunner, so one active instance and exactly-once batches) that
+ * turns each published event into one delivery row per subscribed, enabled
+ * endpoint of the event's organization, in its checkpoint's transaction.
+ * It does no I/O beyond that insert: a slow receiver can never hold the log.
+ * Not in src/projections/index.ts: writes must not wait for it.
+ *
+ * - Published: the nine invoice.* and customer.* events (public-event-names);
+ *   the body (convention A or B) is frozen here, with the snapshot as of the
+ *   event, so retries and replays send the very same bytes.
+ * - An endpoint gets the events that happen after it was configured (event
+ *   time >= endpoint created_at): a subscriber catching up after downtime
+ *   does not flood a new endpoint with history.
+ * - unique (event_id, endpoint_id) + on conflict do nothing: a batch handled
+ *   twice (or a checkpoint moved back) creates nothing new.
+ * - pg_notify in the same transaction wakes the senders when it commits.
+ */
+import { sql, type Transaction } from 'kysely';
+import { PUBLIC_EVENT_NAMES, toPublicEvent } from '../../commands/public-event-names.ts';
+import type { RecordedEvent } from '../../eventstore/types.ts';
+import type { Projector } from '../../projections/projector.ts';
+import { DELIVERIES_CHANNEL } from './outbox.ts';
+import { deliveryBody, type PublishedEvent } from './signing.ts';
+
+export const SUBSCRIBER_NAME = 'webhooks';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The published form of a recorded event, or null (internal, or no organization). */
+export function publishedEvent(e: RecordedEvent): PublishedEvent | null {
+  const pub = toPublicEvent(e.type, e.data);
+  const org = e.metadata?.organization_id;
+  if (!pub || typeof org !== 'string' || !UUID.test(org) || !UUID.test(e.id)) return null;
+  const createdAt = typeof e.metadata.occurred_at === 'string' ? e.metadata.occurred_at : e.created_at.toISOString();
+  return { id: e.id, name: pub.name, organizationId: org, createdAt, data: pub.data };
+}
+
+export const webhookSubscriber: Projector = {
+  name: SUBSCRIBER_NAME,
+  handles: Object.keys(PUBLIC_EVENT_NAMES),
+  // Not a read model: nothing for a rebuild to copy.
+  tables: [],
+  async apply(events: RecordedEvent[], trx: Transaction<any>): Promise<void> {
+    const rows = events.flatMap((e) => {
+      const pub = publishedEvent(e);
+      return pub ? [{ pub, at: e.created_at }] : [];
+    });
+    if (rows.length === 0) return;
+    const { numAffectedRows } = await sql`
+      insert into webhook_deliveries (id, endpoint_id, organization_id, event_id, event_type, body, next_attempt_at)
+      -- Log order as due order (1 µs apart), so senders take a backlog oldest event first.
+      select gen_random_uuid(), e.id, x.org, x.event_id, x.name, case e.convention when 'A' then x.body_a else x.body_b end,
+             now() + x.n * interval '1 microsecond'
+      from unnest(${rows.map((r) => r.pub.organizationId)}::uuid[], ${rows.map((r) => r.pub.id)}::uuid[],
+                  ${rows.map((r) => r.pub.name)}::text[], ${rows.map((r) => deliveryBody('A', r.pub))}::text[],
+                  ${rows.map((r) => deliveryBody('B', r.pub))}::text[], ${rows.map((r) => r.at.toISOString())}::timestamptz[])
+           with ordinality as x(org, event_id, name, body_a, body_b, at, n)
+      join webhook_endpoints e on e.organization_id = x.org and e.enabled and x.name = any(e.events) and e.created_at <= x.at
+      order by x.n, e.created_at
+      on conflict (event_id, endpoint_id) do nothing`.execute(trx);
+    if (numAffectedRows && numAffectedRows > 0n) await sql`select pg_notify(${DELIVERIES_CHANNEL}, '')`.execute(trx);
+  },
+};
