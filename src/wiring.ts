@@ -2,5 +2,9 @@
  * Registers every feature's projectors, workers, routes and start-up hooks.
  * Imported once by the entry points (server, CLI, tests) before anything starts.
  */
-import './commands/organization/holders.ts';
 import './commands/customer/holders.ts';
+import './commands/organization/holders.ts';
+import { demoStartupHook } from './demo/bootstrap.ts';
+import { startupHooks } from './server.ts';
+
+startupHooks.push(demoStartupHook);
