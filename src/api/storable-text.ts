@@ -12,20 +12,24 @@
 import { validationError, type FieldError } from '../shared/errors.ts';
 
 // Without the u flag, so surrogate halves are seen one by one.
-const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const UNPAIRED_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+function unstorable(text: string): boolean {
+  return text.includes('\u0000') || UNPAIRED_SURROGATE.test(text);
+}
 
 const MESSAGE = 'must not contain NUL characters or invalid Unicode';
 
 function walk(value: unknown, path: string, out: FieldError[]): void {
   if (out.length >= 50) return;
   if (typeof value === 'string') {
-    if (UNSTORABLE.test(value)) out.push({ field: path || 'body', message: MESSAGE });
+    if (unstorable(value)) out.push({ field: path || 'body', message: MESSAGE });
   } else if (Array.isArray(value)) {
     value.forEach((item, i) => walk(item, `${path}[${i}]`, out));
   } else if (value !== null && typeof value === 'object') {
     for (const [key, item] of Object.entries(value)) {
       // A key is stored too (unknown keys are refused later, but by then it is too late to say why).
-      if (UNSTORABLE.test(key)) out.push({ field: path || 'body', message: `keys ${MESSAGE}` });
+      if (unstorable(key)) out.push({ field: path || 'body', message: `keys ${MESSAGE}` });
       else walk(item, path ? `${path}.${key}` : key, out);
     }
   }
