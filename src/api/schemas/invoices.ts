@@ -12,9 +12,17 @@ import { INVOICE_LIMITS } from '../../commands/invoice/validate.ts';
 import type { JsonSchema } from '../route.ts';
 import { MAX_PAGE } from './customers.ts';
 
+/**
+ * No NUL and no lone surrogate: PostgreSQL's jsonb (the event store) refuses
+ * both, which would turn a client's typo into a 500. (ajv compiles patterns
+ * with the u flag, so a surrogate range matches only unpaired halves.)
+ */
+const PRINTABLE = '^[^\\u0000\\uD800-\\uDFFF]*$';
+
 const text = (max: number, description?: string): JsonSchema => ({
   type: ['string', 'null'],
   maxLength: max,
+  pattern: PRINTABLE,
   ...(description ? { description } : {}),
 });
 
@@ -27,7 +35,7 @@ const line: JsonSchema = {
   type: 'object',
   required: ['description', 'quantity', 'unit_price'],
   properties: {
-    description: { type: 'string', minLength: 1, maxLength: MAX_DESCRIPTION },
+    description: { type: 'string', minLength: 1, maxLength: MAX_DESCRIPTION, pattern: PRINTABLE },
     quantity: decimalInput('Greater than 0, at most 4 decimals.'),
     unit_price: decimalInput('At least 0, at most 4 decimals.'),
     tax_rate: { ...decimalInput('Percent, 0 to 100, at most 2 decimals; default 20.'), type: ['number', 'string', 'null'] },
@@ -35,7 +43,8 @@ const line: JsonSchema = {
 };
 
 const items: JsonSchema = { type: 'array', maxItems: MAX_LINES, items: line, description: 'On PATCH, replaces every line.' };
-const date: JsonSchema = { type: 'string', format: 'date' };
+/** Years 1000..9999: the number format INV-YYYY-NNNNNN has four digits for the year. */
+const date: JsonSchema = { type: 'string', format: 'date', pattern: '^[1-9]' };
 const customerId: JsonSchema = {
   type: 'string',
   format: 'uuid',
@@ -46,7 +55,7 @@ const currency: JsonSchema = { type: 'string', pattern: '^[A-Z]{3}$', descriptio
 const editable = {
   customer_id: customerId,
   issue_date: date,
-  due_date: { type: ['string', 'null'], format: 'date', description: 'May precede issue_date on a draft; finalize refuses it.' },
+  due_date: { type: ['string', 'null'], format: 'date', pattern: '^[1-9]', description: 'May precede issue_date on a draft; finalize refuses it.' },
   currency,
   payment_terms: text(INVOICE_LIMITS.payment_terms),
   notes: text(INVOICE_LIMITS.notes),
@@ -74,7 +83,7 @@ export const payInvoiceBody: JsonSchema = {
 export const voidInvoiceBody: JsonSchema = {
   type: 'object',
   required: ['reason'],
-  properties: { reason: { type: 'string', maxLength: INVOICE_LIMITS.void_reason, description: '1 to 500 characters.' } },
+  properties: { reason: { type: 'string', maxLength: INVOICE_LIMITS.void_reason, pattern: PRINTABLE, description: '1 to 500 characters.' } },
 };
 
 export const listInvoicesQuery: JsonSchema = {

@@ -18,6 +18,7 @@
  * numbers are never skipped nor given twice, whoever finishes the job.
  */
 import type { EventMetadata, EventStore } from '../../eventstore/types.ts';
+import { validationError } from '../../shared/errors.ts';
 import { invoiceNumbering } from '../invoicenumber/handler.ts';
 import { isFinalizationPending, numberingYear } from './decider.ts';
 import { loadInvoice, runOnInvoice, type InvoiceResult, type InvoiceWrite } from './handlers.ts';
@@ -25,6 +26,9 @@ import { loadInvoice, runOnInvoice, type InvoiceResult, type InvoiceWrite } from
 /** POST /invoices/{id}/finalize. If-Match applies to step (1), the only step the client asked for. */
 export async function finalizeInvoice(w: InvoiceWrite, invoiceId: string): Promise<InvoiceResult> {
   const started = await runOnInvoice(w, invoiceId, async (state, metadata) => {
+    // Refuse before the lock what the numbering stream would refuse after it.
+    const year = state.invoice ? numberingYear(state.invoice) : 0;
+    if (state.invoice && (year < 1000 || year > 9999)) throw validationError([{ field: 'issue_date', message: 'must be in the years 1000 to 9999' }]);
     const customerId = state.invoice?.customer_id;
     const [customer, organization] = await Promise.all([
       w.facts.customer(w.organizationId, customerId),
