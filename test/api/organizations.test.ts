@@ -49,6 +49,7 @@ describe('API /organizations', function () {
         [{ legal_name: 42, ice: ['1'] }, ['legal_name', 'ice']],
         [{ legal_name: 'A', ice: '12345', email: 'x', website: 'atlas', address_country: 'Maroc' }, ['ice', 'email', 'website', 'billing_address.country']],
         [[1, 2], ['body']],
+        [{ legal_name: 'A\u0000B' }, ['legal_name']],
       ];
       for (const [body, fields] of cases) {
         const res = await call(url(), account.accountKey.secret, { method: 'POST', body });
