@@ -47,11 +47,16 @@ export async function invoicesClient(server: { url: string; database: { db: any 
     organization: { legalName: o.legalName ?? 'Atlas Conseil SARL', ice: o.ice === undefined ? newIce() : o.ice },
     scopes: o.scopes,
   });
+  return bindClient(server.url, tenant);
+}
+
+/** A client of `tenant` on the API at `url` (e.g. the same tenant through a second server). */
+export function bindClient(url: string, tenant: Tenant): InvoicesClient {
   const secret = tenant.key.secret;
-  const base = `${server.url}/invoices`;
+  const base = `${url}/invoices`;
   const client: InvoicesClient = {
     tenant,
-    url: server.url,
+    url,
     secret,
     create: (body, headers) => call(base, secret, { method: 'POST', body, headers }),
     get: (id) => call(`${base}/${id}`, secret),
@@ -60,7 +65,7 @@ export async function invoicesClient(server: { url: string; database: { db: any 
     list: (query = '') => call(`${base}${query ? `?${query}` : ''}`, secret),
     events: (id) => call(`${base}/${id}/events`, secret),
     async customer(body = {}) {
-      const res = await call(`${server.url}/customers`, secret, {
+      const res = await call(`${url}/customers`, secret, {
         method: 'POST',
         body: { name: 'Client Marrakech SA', type: 'b2b', ice: newIce(), email: 'compta@client.ma', phone: '+212522000000', address: { street: '1 Rue Atlas', city: 'Marrakech', postal_code: '40000' }, ...body },
       });
