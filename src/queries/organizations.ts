@@ -53,9 +53,11 @@ const iso = (v: Date | string | null) => (v === null ? null : new Date(v).toISOS
 
 /** A read-model row as the Organization snapshot the events carry. */
 export function rowToOrganization(row: Record<string, any>): Organization {
+  const a = row.billing_address; // jsonb does not keep key order: restore the documented one
   return {
     id: row.id, account_id: row.account_id, legal_name: row.legal_name, ice: row.ice, rc: row.rc, if_number: row.if_number,
-    vat_number: row.vat_number, phone: row.phone, email: row.email, website: row.website, billing_address: row.billing_address,
+    vat_number: row.vat_number, phone: row.phone, email: row.email, website: row.website,
+    billing_address: { street: a.street, city: a.city, postal_code: a.postal_code, country: a.country },
     api_enabled: row.api_enabled, archived: row.archived, archived_at: iso(row.archived_at),
     created_at: iso(row.created_at)!, updated_at: iso(row.updated_at)!, version: row.version,
   };

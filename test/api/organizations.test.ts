@@ -29,6 +29,7 @@ describe('API /organizations', function () {
       expect(Object.keys(org)).to.have.members(ORGANIZATION_FIELDS);
       expect(org).to.include({ legal_name: 'Atlas Conseil SARL', ice, rc: 'RC 4521', vat_number: null, website: null, archived: false, archived_at: null });
       expect(org.billing_address).to.deep.equal({ street: '1 Bd Zerktouni', city: 'Casablanca', postal_code: '20000', country: 'MA' });
+      expect(Object.keys(org.billing_address)).to.deep.equal(['street', 'city', 'postal_code', 'country']);
       expect(org.subscription).to.deep.equal({ plan: 'professional', status: 'active', current_period_end: null });
       expect(org.api_quotas).to.deep.equal({
         requests_per_minute: 120, api_keys_limit: 10, api_keys_used: 0, recurring_schedules_limit: 50, recurring_schedules_used: 0,
