@@ -5,6 +5,7 @@
  */
 const benches: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   eventstore: () => import('./eventstore.ts'),
+  api: () => import('./api.ts'),
 };
 
 const names = process.argv.slice(2).filter((a) => !a.startsWith('-'));

@@ -23,6 +23,7 @@ export interface Account {
 }
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function checkDate(value: string): string {
   const d = new Date(`${value}T00:00:00Z`);
@@ -32,9 +33,16 @@ function checkDate(value: string): string {
   return value;
 }
 
-/** Today in Morocco (CONTRACT section 1), as YYYY-MM-DD. */
+// Built once: constructing an Intl.DateTimeFormat costs more than a whole API request's checks.
+const CASABLANCA_DATE = new Intl.DateTimeFormat('en-CA', { timeZone: 'Africa/Casablanca' });
+
+let cached = { second: -1, date: '' };
+
+/** Today in Morocco (CONTRACT section 1), as YYYY-MM-DD (formatted at most once a second: every request asks). */
 export function todayInCasablanca(now = new Date()): string {
-  return new Intl.DateTimeFormat('en-CA', { timeZone: 'Africa/Casablanca' }).format(now);
+  const second = Math.floor(now.getTime() / 1000);
+  if (second !== cached.second) cached = { second, date: CASABLANCA_DATE.format(now) };
+  return cached.date;
 }
 
 /**
@@ -111,8 +119,6 @@ export async function getAccount(db: Kysely<any>, id: string): Promise<Account |
   if (!UUID.test(id)) return null;
   return ((await db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst()) as Account | undefined) ?? null;
 }
-
-export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** A malformed id is simply "not found" (never a SQL error). */
 export function checkUuid(id: string, what: string): string {

@@ -4,7 +4,6 @@
  * subscription and organization state, then the route's scope.
  */
 import type { Request } from 'express';
-import { sql } from 'kysely';
 import { UUID } from '../../accounts/accounts.ts';
 import type { Runtime } from '../../runtime.ts';
 import { DomainError } from '../../shared/errors.ts';
@@ -18,9 +17,11 @@ function orgNotFound(): DomainError {
 
 async function ownedOrganization(rt: Runtime, accountId: string, id: string): Promise<OrganizationState> {
   if (!UUID.test(id)) throw orgNotFound();
-  const { rows } = await sql<any>`
-    select id, account_id, archived, api_enabled from organizations
-     where id = ${id.toLowerCase()} and account_id = ${accountId}`.execute(rt.database.db);
+  const { rows } = await rt.database.pool.query({
+    name: 'pipeline-owned-organization',
+    text: 'select id, account_id, archived, api_enabled from organizations where id = $1 and account_id = $2',
+    values: [id.toLowerCase(), accountId],
+  });
   if (!rows[0]) throw orgNotFound();
   return { id: rows[0].id, accountId: rows[0].account_id, archived: rows[0].archived, apiEnabled: rows[0].api_enabled };
 }

@@ -5,7 +5,6 @@
  * No cache: a revoked key fails on the very next request.
  */
 import type { Request } from 'express';
-import { sql } from 'kysely';
 import { effectiveSubscriptionStatus, type SubscriptionStatus } from '../../accounts/accounts.ts';
 import { hashSecret, modeOfSecret, sameHash } from '../../accounts/keys.ts';
 import type { Runtime } from '../../runtime.ts';
@@ -28,6 +27,15 @@ export interface Principal {
   /** The organization of an organization key (null for account keys). */
   keyOrganization: OrganizationState | null;
 }
+
+const KEY_QUERY = `
+  select k.id, k.kind, k.mode, k.account_id, k.organization_id, k.scopes, k.secret_hash,
+         a.plan, a.subscription_status, a.current_period_end, a.requests_per_minute,
+         o.account_id as org_account_id, o.archived as org_archived, o.api_enabled as org_api_enabled
+    from api_keys k
+    join accounts a on a.id = k.account_id
+    left join organizations o on o.id = k.organization_id
+   where k.secret_hash = $1 and k.revoked_at is null`;
 
 const MESSAGE = 'Invalid or missing API key. Send it as Authorization: Bearer <key>.';
 
@@ -52,14 +60,8 @@ export async function authenticate(rt: Runtime, req: Request): Promise<Principal
     throw unauthorized(`${mode} keys are not accepted by this ${rt.config.serviceMode}-mode server`);
   }
   const hash = hashSecret(secret);
-  const { rows } = await sql<any>`
-    select k.id, k.kind, k.mode, k.account_id, k.organization_id, k.scopes, k.secret_hash,
-           a.plan, a.subscription_status, a.current_period_end, a.requests_per_minute,
-           o.account_id as org_account_id, o.archived as org_archived, o.api_enabled as org_api_enabled
-      from api_keys k
-      join accounts a on a.id = k.account_id
-      left join organizations o on o.id = k.organization_id
-     where k.secret_hash = ${hash} and k.revoked_at is null`.execute(rt.database.db);
+  // A named statement: planned once per connection, not on every request.
+  const { rows } = await rt.database.pool.query({ name: 'pipeline-authenticate', text: KEY_QUERY, values: [hash] });
   const row = rows[0];
   if (!row || !sameHash(row.secret_hash, hash) || row.mode !== mode) throw unauthorized();
   // An organization key whose organization is gone from the read model cannot act anywhere.

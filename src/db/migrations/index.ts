@@ -10,6 +10,7 @@ import * as m0004 from './0004_organizations.ts';
 import * as m0005 from './0005_customers.ts';
 import * as m0006 from './0006_invoices.ts';
 import * as m0007 from './0007_webhooks.ts';
+import * as m0008 from './0008_rate_limits_unlogged.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_eventstore': m0001,
@@ -19,4 +20,5 @@ export const migrations: Record<string, Migration> = {
   '0005_customers': m0005,
   '0006_invoices': m0006,
   '0007_webhooks': m0007,
+  '0008_rate_limits_unlogged': m0008,
 };
