@@ -1,0 +1,150 @@
+/**
+ * A real server process (`node --import tsx src/main.ts`) killed with SIGKILL
+ * in the middle of a finalize load, then restarted on the same database:
+ * acknowledged finalizes survive with their numbers, recovery completes every
+ * invoice left between lock and number, numbers stay exactly 1..N, projectors
+ * resume from their checkpoints (never behind, and equal to a rebuild).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { expect } from 'chai';
+import { sql } from 'kysely';
+import { freePort } from '../../src/db/embedded.ts';
+import { invoiceNumbersProjector } from '../../src/projections/invoice-numbers.ts';
+import { invoicesProjector } from '../../src/projections/invoices.ts';
+import { rebuildProjection } from '../../src/projections/rebuild.ts';
+import { createPostgresEventStore } from '../../src/eventstore/postgres.ts';
+import { freshDatabase, type TestDatabase } from '../support/database.ts';
+import { createTenant } from '../support/fixtures.ts';
+import { newIce } from '../customers/support.ts';
+import { bindClient, expectError, until, type Reply } from './support.ts';
+
+const DRAFTS = 150;
+const KILL_AFTER_ACKS = 10;
+const CONCURRENCY = 150;
+
+class ServerProcess {
+  child: ChildProcess | null = null;
+  output = '';
+  constructor(private readonly databaseUrl: string, readonly port: number) {}
+
+  get root(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  async start(): Promise<void> {
+    this.child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      env: { ...process.env, DATABASE_URL: this.databaseUrl, PORT: String(this.port), LOG_LEVEL: 'warn', SERVICE_MODE: 'test' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.child.stdout!.on('data', (d) => (this.output += d));
+    this.child.stderr!.on('data', (d) => (this.output += d));
+    await until(async () => (await fetch(`${this.root}/healthz`).catch(() => null))?.status === 200, 60_000, `server on ${this.port}`);
+  }
+
+  async kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+    const child = this.child!;
+    if (child.exitCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill(signal);
+    await exited;
+  }
+}
+
+async function checkpoints(t: TestDatabase): Promise<Record<string, string | null>> {
+  const { rows } = await sql<{ name: string; position: string | null }>`select name, position from projection_checkpoints`.execute(t.db);
+  return Object.fromEntries(rows.map((r) => [r.name, r.position]));
+}
+
+async function numbersOf(t: TestDatabase, organizationId: string): Promise<string[]> {
+  const { rows } = await sql<{ invoice_number: string }>`
+    select invoice_number from invoices where organization_id = ${organizationId} and invoice_number is not null order by invoice_number`.execute(t.db);
+  return rows.map((r) => r.invoice_number);
+}
+
+const expected = (n: number) => Array.from({ length: n }, (_, i) => `INV-2026-${String(i + 1).padStart(6, '0')}`);
+
+describe('finalize under SIGKILL (server child process)', function () {
+  this.timeout(240_000);
+  let t: TestDatabase;
+  let server: ServerProcess;
+
+  before(async () => {
+    t = await freshDatabase();
+    server = new ServerProcess(t.url, await freePort());
+  });
+  after(async () => {
+    await server?.kill('SIGTERM').catch(() => {});
+    await t?.drop();
+  });
+
+  it('leaves no gap, no duplicate, no invoice stuck between lock and number; acknowledged writes survive', async () => {
+    await server.start();
+    const tenant = await createTenant(t.db, { plan: 'fiduciaire', account: { requestsPerMinute: 1_000_000 }, organization: { ice: newIce() } });
+    const api = bindClient(`${server.root}/api/v1`, tenant);
+    const customer = await api.customer();
+    const ids: string[] = [];
+    for (let i = 0; i < DRAFTS; i += 25) ids.push(...(await Promise.all(Array.from({ length: 25 }, () => api.draft(customer.id)))).map((d) => d.id));
+
+    // The load: every remaining draft's finalize in flight at once; SIGKILL once KILL_AFTER_ACKS answered.
+    // Rounds until a kill caught some finalize between its lock and its number (usually the first).
+    const acked = new Map<string, string>();
+    let before: Record<string, string | null> = {};
+    for (let round = 1; round <= 3; round++) {
+      if (round > 1) await server.start(); // its recovery now races the next load: harmless
+      const todo = ids.filter((id) => !acked.has(id));
+      let answered = 0;
+      let killing: Promise<void> | null = null;
+      await Promise.all(todo.slice(0, CONCURRENCY).map(async (id) => {
+        const res: Reply | null = await api.action(id, 'finalize').catch(() => null);
+        if (res?.status === 200) acked.set(id, res.body.data.invoice_number);
+        if (res?.status === 200 && ++answered >= KILL_AFTER_ACKS) killing ??= server.kill();
+      }));
+      await (killing ?? server.kill());
+      before = await checkpoints(t); // the dead process's last commits
+      // What the kill left, read from the event store itself (the projectors died too).
+      const left = (await sql<{ locked: number; numbered: number; finalized: number }>`
+        select count(*) filter (where type = 'InvoiceFinalizationStarted')::int as locked,
+               count(*) filter (where type = 'InvoiceNumberAssigned')::int as numbered,
+               count(*) filter (where type = 'InvoiceFinalized')::int as finalized from es_events`.execute(t.db)).rows[0];
+      if (process.env.TEST_VERBOSE) console.log(`      round ${round} after SIGKILL:`, JSON.stringify({ acked: acked.size, ...left }));
+      if (left.locked > left.finalized) break;
+      expect(round, 'no kill landed between a lock and its number').to.be.lessThan(3);
+    }
+
+    await server.start();
+    const org = tenant.organizationId;
+    await until(async () => {
+      const { rows } = await sql<{ n: number }>`select count(*)::int as n from invoices where finalization_pending`.execute(t.db);
+      return rows[0].n === 0;
+    }, 60_000, 'recovery of the interrupted finalizations');
+    const after = await checkpoints(t);
+    for (const [name, position] of Object.entries(before)) expect(after[name]! >= (position ?? ''), `checkpoint ${name} went back`).to.equal(true);
+
+    // Acknowledged finalizes kept their numbers; every number is on exactly one invoice; 1..N without a hole.
+    for (const [id, number] of acked) expect((await api.get(id)).body.data).to.include({ status: 'finalized', invoice_number: number });
+    const numbered = await numbersOf(t, org);
+    expect(numbered).to.deep.equal(expected(numbered.length));
+    const audit = await sql<{ n: number; max: number }>`select count(*)::int as n, max(sequence) as max from invoice_numbers where organization_id = ${org}`.execute(t.db);
+    expect(audit.rows[0]).to.deep.equal({ n: numbered.length, max: numbered.length });
+
+    // The rest finalize normally after the restart; the ones recovery completed are no longer drafts.
+    for (const id of ids) {
+      const res = await api.action(id, 'finalize');
+      if (res.status !== 200) expectError(res, 409, 'INVOICE_NOT_DRAFT');
+    }
+    expect(await numbersOf(t, org)).to.deep.equal(expected(DRAFTS));
+
+    // The projected rows are what a replay from zero gives.
+    const dump = async () => (await sql<{ r: string }>`select row_to_json(i)::text as r from invoices i order by id`.execute(t.db)).rows;
+    const live = await dump();
+    const store = await createPostgresEventStore(t.pool, t.url);
+    try {
+      await rebuildProjection(t.db, store, invoicesProjector);
+      await rebuildProjection(t.db, store, invoiceNumbersProjector);
+    } finally {
+      await store.close();
+    }
+    expect(await dump()).to.deep.equal(live);
+    expect(server.output).not.to.match(/projector stopped on a failing event/);
+  });
+});
