@@ -36,6 +36,7 @@ describe('API pipeline: authentication and access', () => {
         const res = await call(echo(), null, { headers });
         expectError(res, 401, 'UNAUTHORIZED');
         expect(res.body.error.message).to.match(/invalid or missing API key/i);
+        expect(res.headers.get('www-authenticate')).to.equal('Bearer');
         expect(res.headers.get('x-ratelimit-limit')).to.equal(null);
       });
     }

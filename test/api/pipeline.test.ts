@@ -1,4 +1,5 @@
 /** Validation, bodies, replies and errors of the pipeline, over real HTTP. */
+import http from 'node:http';
 import { expect } from 'chai';
 import { call, createTenant, type Tenant } from '../support/fixtures.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
@@ -89,6 +90,22 @@ describe('API pipeline: validation, replies, errors', () => {
     expect(ok.body.data).to.deep.equal({ id, body: null, if_match: null });
     const res = await call(`${things()}/${id}/touch`, tenant.key.secret, { method: 'POST', body: { x: 1 } });
     expect(res.body.error.details.fields).to.deep.equal([{ field: 'x', message: 'is not allowed' }]);
+  });
+
+  it('ignores a body sent with a GET', async () => {
+    // fetch refuses a GET body, so plain http.
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = http.request(`${server.url}/_test/echo`, {
+        method: 'GET',
+        headers: { authorization: `Bearer ${tenant.key.secret}`, 'content-type': 'text/plain', 'content-length': '8' },
+      }, (res) => {
+        res.resume();
+        resolve(res.statusCode!);
+      });
+      req.on('error', reject);
+      req.end('not json');
+    });
+    expect(status).to.equal(200);
   });
 
   it('404 for a non-UUID id and for an unknown route', async () => {

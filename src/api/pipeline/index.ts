@@ -65,6 +65,7 @@ export function mountRoutes(router: Router, rt: Runtime, specs: readonly RouteSp
         );
         send(res, rendered);
       } catch (err) {
+        if (err instanceof DomainError && err.code === 'UNAUTHORIZED') res.setHeader('WWW-Authenticate', 'Bearer');
         next(err);
       }
     });

@@ -104,7 +104,8 @@ export function compileValidator(spec: RouteSpec): RouteValidator {
     const params = req.params as Record<string, string>;
     // An id that is not a UUID names nothing: 404, like an unknown one.
     for (const name of ids) if (!UUID.test(params[name] ?? '')) throw notFound();
-    const parsed = parseJsonBody(req);
+    // A GET has no body by definition; some clients send one anyway, which must not fail the read.
+    const parsed = req.method === 'GET' || req.method === 'HEAD' ? undefined : parseJsonBody(req);
     const value = parsed === undefined ? {} : parsed;
     const q: Record<string, unknown> = { ...(req.query as Record<string, unknown>) };
     const errors: FieldError[] = [];
