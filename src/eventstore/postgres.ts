@@ -2,6 +2,8 @@
  * PostgreSQL adapter of the event store port (DESIGN section 2).
  * Appends go through the es_append function (one round trip); reads follow
  * (transaction_id, global_position) and never pass pg_snapshot_xmin.
+ * Consumers are woken by a NOTIFY sent once the append has committed
+ * (AppendedSignal), not from inside the append transaction.
  */
 import type pg from 'pg';
 import { Notifier } from './notifier.ts';
@@ -57,7 +59,8 @@ async function previousAppend(db: Queryable, stream: string, events: NewEvent[])
 /**
  * Append inside a transaction the caller owns (BEGIN/COMMIT); the store's own
  * appendToStream is this in autocommit. Exported for tests that must hold a
- * transaction open.
+ * transaction open. Sends no notification: consumers find such events by
+ * polling, or at the next append's notification.
  */
 export async function appendInTransaction(
   db: Queryable,
@@ -108,14 +111,58 @@ export async function readAllFrom(db: Queryable, after: string | null, limit: nu
   return rows.map(toRecorded);
 }
 
+/**
+ * Wakes log consumers (in every process) after appends commit: NOTIFY
+ * es_appended with the newest appended position. PostgreSQL serializes the
+ * commits of all transactions that notify with one database-wide lock held
+ * through the WAL flush; inside the append transaction it made concurrent
+ * appends commit one at a time (docs/performance.md, "Event store"). So the
+ * NOTIFY goes in its own transaction, after the commit, one at a time per
+ * store (appends meanwhile coalesce into the next one), committed without
+ * waiting for the flush (a notification is never durable anyway). Appends do
+ * not wait for it. Should the process die between a commit and its NOTIFY,
+ * consumers find the events at their next poll.
+ */
+class AppendedSignal {
+  private newest: string | null = null;
+  private sending: Promise<void> | null = null;
+
+  constructor(private readonly db: Queryable) {}
+
+  signal(position: string): void {
+    if (this.newest === null || position > this.newest) this.newest = position;
+    this.sending ??= this.send();
+  }
+
+  private async send(): Promise<void> {
+    while (this.newest !== null) {
+      const position = this.newest;
+      this.newest = null;
+      await this.db
+        .query(`select set_config('synchronous_commit', 'off', true), pg_notify('es_appended', $1)`, [position])
+        .catch(() => {});
+    }
+    this.sending = null;
+  }
+
+  async close(): Promise<void> {
+    await this.sending;
+  }
+}
+
 export async function createPostgresEventStore(pool: pg.Pool, url?: string): Promise<EventStore> {
   const connectionUrl = url ?? (pool.options as any).connectionString;
   const notifier = new Notifier(connectionUrl, 'es_appended');
   const subscriptions = new Set<{ stop(): Promise<void> }>();
+  const appended = new AppendedSignal(pool);
 
   return {
     kind: 'postgres',
-    appendToStream: (stream, events, expected) => appendInTransaction(pool, stream, events, expected),
+    async appendToStream(stream, events, expected) {
+      const result = await appendInTransaction(pool, stream, events, expected);
+      appended.signal(result.position);
+      return result;
+    },
 
     async readStream(stream: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
       const backwards = options.direction === 'backwards';
@@ -159,6 +206,7 @@ export async function createPostgresEventStore(pool: pg.Pool, url?: string): Pro
 
     async close() {
       await Promise.all([...subscriptions].map((s) => s.stop()));
+      await appended.close();
       await notifier.close();
     },
   };

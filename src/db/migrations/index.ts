@@ -11,6 +11,7 @@ import * as m0005 from './0005_customers.ts';
 import * as m0006 from './0006_invoices.ts';
 import * as m0007 from './0007_webhooks.ts';
 import * as m0008 from './0008_rate_limits_unlogged.ts';
+import * as m0009 from './0009_es_append_notify_after_commit.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_eventstore': m0001,
@@ -21,4 +22,5 @@ export const migrations: Record<string, Migration> = {
   '0006_invoices': m0006,
   '0007_webhooks': m0007,
   '0008_rate_limits_unlogged': m0008,
+  '0009_es_append_notify_after_commit': m0009,
 };
