@@ -28,6 +28,10 @@ export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
     return sendError(res, new DomainError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be JSON encoded as UTF-8.'));
   }
   if (err?.type === 'request.aborted') return;
+  // Any other client error of the body reader (e.g. a gzip body that does not inflate).
+  if (typeof err?.status === 'number' && err.status >= 400 && err.status < 500 && err.expose) {
+    return sendError(res, new DomainError('INVALID_JSON', 'The request body could not be read.', { fields: [{ field: 'body', message: String(err.message) }] }));
+  }
   const requestId = res.locals.requestId as string | undefined;
   res.locals.logger?.error({ err, request_id: requestId }, 'unhandled error');
   sendError(

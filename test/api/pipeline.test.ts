@@ -77,6 +77,18 @@ describe('API pipeline: validation, replies, errors', () => {
     expect(array.body.error.details.fields).to.deep.equal([{ field: 'body', message: 'must be an object' }]);
   });
 
+  it('refuses what no route could store: NUL characters, numbers beyond 2^53; unreadable bodies are 400', async () => {
+    const nul = await call(things(), tenant.key.secret, { method: 'POST', body: '{"name": "a\\u0000b"}' });
+    expect(nul.body.error.details.fields).to.deep.equal([{ field: 'name', message: 'must not contain NUL characters' }]);
+    const query = await call(`${server.url}/_test/echo?page=99999999999999999999`, tenant.key.secret);
+    expect(query.body.error.details.fields).to.deep.equal([{ field: 'page', message: 'is too large' }]);
+    const huge = await call(things(), tenant.key.secret, { method: 'POST', body: '{"name": "a", "items": [{"quantity": 1e30}]}' });
+    expect(huge.body.error.details.fields).to.deep.equal([{ field: 'items[0].quantity', message: 'is too large' }]);
+    const gzip = await call(things(), tenant.key.secret, { method: 'POST', body: '{"name": "a"}', headers: { 'content-encoding': 'gzip' } });
+    expect(gzip.status).to.equal(400);
+    expect(gzip.body.error.code).to.equal('INVALID_JSON');
+  });
+
   it('413 PAYLOAD_TOO_LARGE over 1 MiB', async () => {
     const res = await call(things(), tenant.key.secret, { method: 'POST', body: { name: 'x'.repeat(1024 * 1024 + 10) } });
     expect(res.status).to.equal(413);
