@@ -5,6 +5,7 @@
  */
 const benches: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   eventstore: () => import('./eventstore.ts'),
+  webhooks: () => import('./webhooks.ts'),
   api: () => import('./api.ts'),
 };
 

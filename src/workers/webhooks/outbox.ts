@@ -11,7 +11,8 @@
  * restored; the same filter keeps minDueAt from spinning on them.
  */
 import { randomUUID } from 'node:crypto';
-import { sql, type Kysely } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
 import type { Outcome } from './retry.ts';
 import type { Convention } from './signing.ts';
 
@@ -41,9 +42,34 @@ export interface ClaimOptions {
   leaseMs: number;
 }
 
-const sendable = sql`exists (select 1 from webhook_endpoints e where e.id = d.endpoint_id and e.enabled)
-  and not exists (select 1 from organizations o where o.id = d.organization_id and o.archived)`;
+// Scalar subqueries, not joins: the planner keeps them as per-row checks, so
+// the scan walks the partial index in due order and stops at the limit instead
+// of reading every pending row and sorting (the backlog can be large).
+const sendable = sql`coalesce((select e.enabled from webhook_endpoints e where e.id = d.endpoint_id), false)
+  and coalesce((select not o.archived from organizations o where o.id = d.organization_id), true)`;
 
+/**
+ * A sender's own connection for claims (they run one at a time). Its session
+ * turns off bitmap and sequential scans: after a burst of new deliveries the
+ * statistics are stale, and the planner would read every pending row and sort
+ * them (cost growing with the backlog, dead index entries never cleared)
+ * instead of walking the due index in order up to the limit.
+ */
+export function claimConnection(url: string): Kysely<any> {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 1,
+    application_name: 'webhook-sender:claims',
+    options: '-c enable_bitmapscan=off -c enable_seqscan=off',
+  });
+  pool.on('error', () => {}); // a dropped idle connection is replaced on next use
+  return new Kysely<any>({ dialect: new PostgresDialect({ pool }) });
+}
+
+/**
+ * Claims up to o.limit due deliveries. Run it on a claimConnection(): the
+ * due scan must walk the partial index in order and stop at the limit.
+ */
 export async function claimDue(db: Kysely<any>, o: ClaimOptions): Promise<ClaimedDelivery[]> {
   const full = [...o.busy].filter(([, n]) => n >= o.perEndpoint).map(([id]) => id);
   const busyIds = [...o.busy.keys()];
@@ -98,25 +124,29 @@ export interface AttemptRecord {
   outcome: Outcome;
 }
 
-/** Writes a batch of finished attempts and their deliveries' new state, in one transaction. */
+/**
+ * Writes a batch of finished attempts and their deliveries' new state: one
+ * statement (one round trip, one commit) for the whole batch.
+ */
 export async function recordAttempts(db: Kysely<any>, records: readonly AttemptRecord[]): Promise<void> {
   if (records.length === 0) return;
   const col = <T>(f: (r: AttemptRecord) => T) => records.map(f);
-  await db.transaction().execute(async (trx) => {
-    await sql`
-      insert into webhook_attempts (delivery_id, attempt_number, attempted_at, signature_timestamp, status_code, duration_ms, response_excerpt, error)
-      select * from unnest(${col((r) => r.deliveryId)}::uuid[], ${col((r) => r.outcome.attemptCount)}::int[],
-        ${col((r) => r.attemptedAt.toISOString())}::timestamptz[], ${col((r) => String(r.signatureTimestamp))}::bigint[],
-        ${col((r) => r.statusCode)}::int[], ${col((r) => r.durationMs)}::int[], ${col((r) => r.excerpt)}::text[], ${col((r) => r.error)}::text[])`.execute(trx);
-    await sql`
-      update webhook_deliveries d
-      set status = x.status, attempt_count = x.attempt_count, last_attempt_at = x.attempted_at, claim_token = null, updated_at = now(),
-          next_attempt_at = case when x.status = 'pending' then now() + x.delay_ms * interval '1 millisecond' end
-      from unnest(${col((r) => r.deliveryId)}::uuid[], ${col((r) => r.claimToken)}::uuid[], ${col((r) => r.outcome.status)}::text[],
+  await sql`
+    with x as (
+      select * from unnest(${col((r) => r.deliveryId)}::uuid[], ${col((r) => r.claimToken)}::uuid[], ${col((r) => r.outcome.status)}::text[],
         ${col((r) => r.outcome.attemptCount)}::int[], ${col((r) => r.outcome.delayMs ?? 0)}::float8[],
-        ${col((r) => r.attemptedAt.toISOString())}::timestamptz[]) as x(id, token, status, attempt_count, delay_ms, attempted_at)
-      where d.id = x.id and d.claim_token = x.token`.execute(trx);
-  });
+        ${col((r) => r.attemptedAt.toISOString())}::timestamptz[], ${col((r) => String(r.signatureTimestamp))}::bigint[],
+        ${col((r) => r.statusCode)}::int[], ${col((r) => r.durationMs)}::int[], ${col((r) => r.excerpt)}::text[], ${col((r) => r.error)}::text[])
+        as x(id, token, status, attempt_count, delay_ms, attempted_at, signature_timestamp, status_code, duration_ms, excerpt, error)
+    ), attempts as (
+      insert into webhook_attempts (delivery_id, attempt_number, attempted_at, signature_timestamp, status_code, duration_ms, response_excerpt, error)
+      select id, attempt_count, attempted_at, signature_timestamp, status_code, duration_ms, excerpt, error from x
+    )
+    update webhook_deliveries d
+    set status = x.status, attempt_count = x.attempt_count, last_attempt_at = x.attempted_at, claim_token = null, updated_at = now(),
+        next_attempt_at = case when x.status = 'pending' then now() + x.delay_ms * interval '1 millisecond' end
+    from x
+    where d.id = x.id and d.claim_token = x.token`.execute(db);
 }
 
 /** Gives claimed deliveries back untried (a stopping sender): due at once, for anyone. */

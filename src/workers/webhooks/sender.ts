@@ -1,10 +1,11 @@
 /**
- * A webhook sender: claims due deliveries (outbox.ts), posts them with up to
- * `concurrency` requests in flight, and writes the attempts back in batches
- * (one transaction for every attempt that finished meanwhile: at 1,000
- * deliveries a second, one commit per attempt would be the bottleneck).
- * - No endpoint gets more than `perEndpoint` of the slots, so a slow or dead
- *   receiver holds at most that many and everyone else keeps flowing; the log
+ * A webhook sender: claims due deliveries (outbox.ts) on its own connection,
+ * ahead of need (slots.ts), posts them with up to `concurrency` requests in
+ * flight, and writes the attempts back in batches (one statement for every
+ * attempt that finished meanwhile: at 1,000 deliveries a second, a commit per
+ * attempt would be the bottleneck).
+ * - No endpoint gets more than `perEndpoint` requests in flight, so a slow or
+ *   dead receiver holds its share and everyone else keeps flowing; the log
  *   never waits for senders at all (deliveries are rows).
  * - Woken by pg_notify on new or replayed deliveries and by its own finished
  *   attempts; otherwise it sleeps until the next retry is due (database
@@ -18,9 +19,10 @@ import { Notifier } from '../../eventstore/notifier.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { guardedLookup, type Resolver } from './address-guard.ts';
 import { attemptDelivery, timeoutFromEnv, type AttemptDeps } from './attempt.ts';
-import { claimDue, DELIVERIES_CHANNEL, msUntilNextDue, recordAttempts, releaseClaims, type AttemptRecord, type ClaimedDelivery } from './outbox.ts';
+import { claimConnection, claimDue, DELIVERIES_CHANNEL, msUntilNextDue, recordAttempts, releaseClaims, type AttemptRecord, type ClaimedDelivery } from './outbox.ts';
 import { createAgents } from './post.ts';
 import { SecretCache } from './secrets.ts';
+import { Slots } from './slots.ts';
 
 export interface SenderOptions {
   db: Kysely<any>;
@@ -42,8 +44,9 @@ export interface SenderOptions {
 export class WebhookSender {
   private readonly deps: AttemptDeps;
   private readonly notifier: Notifier;
-  private readonly busy = new Map<string, number>();
-  private readonly inFlight = new Map<string, { promise: Promise<void>; abort: AbortController }>();
+  private readonly claims: Kysely<any>;
+  private readonly slots: Slots;
+  private readonly flights = new Map<string, { promise: Promise<void>; abort: AbortController }>();
   private records: AttemptRecord[] = [];
   private releases: { id: string; token: string }[] = [];
   private flushing: Promise<void> | null = null;
@@ -52,13 +55,16 @@ export class WebhookSender {
   private stopped = false;
   private dirty = false;
   private wake: (() => void) | null = null;
-  private readonly concurrency: number;
-  private readonly perEndpoint: number;
+  private readonly claimBatch: number;
+  private readonly leaseMs: number;
 
   constructor(private readonly o: SenderOptions) {
     const timeoutMs = o.timeoutMs ?? timeoutFromEnv();
-    this.concurrency = o.concurrency ?? 32;
-    this.perEndpoint = Math.min(o.perEndpoint ?? 8, this.concurrency);
+    const concurrency = o.concurrency ?? 32;
+    this.slots = new Slots(concurrency, Math.min(o.perEndpoint ?? 8, concurrency));
+    this.claimBatch = Math.max(1, Math.floor(concurrency / 4));
+    // A queued delivery may wait for one attempt ahead of it before its own.
+    this.leaseMs = 2 * timeoutMs + 60_000;
     this.deps = {
       retryDelaysMs: o.retryDelaysMs,
       timeoutMs,
@@ -68,6 +74,7 @@ export class WebhookSender {
       random: o.random,
     };
     this.notifier = new Notifier(o.url, DELIVERIES_CHANNEL);
+    this.claims = claimConnection(o.url);
   }
 
   start(): void {
@@ -79,13 +86,15 @@ export class WebhookSender {
     this.stopped = true;
     this.signal();
     await this.loop;
+    this.releases.push(...this.slots.drainQueue().map((d) => ({ id: d.id, token: d.claim_token })));
     const grace = new Promise((r) => setTimeout(r, this.o.stopGraceMs ?? 5000).unref());
-    await Promise.race([Promise.all([...this.inFlight.values()].map((f) => f.promise)), grace]);
-    for (const f of this.inFlight.values()) f.abort.abort();
-    await Promise.all([...this.inFlight.values()].map((f) => f.promise));
+    await Promise.race([Promise.all([...this.flights.values()].map((f) => f.promise)), grace]);
+    for (const f of this.flights.values()) f.abort.abort();
+    await Promise.all([...this.flights.values()].map((f) => f.promise));
     for (let i = 0; i < 3 && (this.flushing || this.records.length > 0 || this.releases.length > 0); i++) await this.flush();
     this.unlisten?.();
     await this.notifier.close();
+    await this.claims.destroy();
     this.deps.agents.http.destroy();
     this.deps.agents.https.destroy();
   }
@@ -109,8 +118,8 @@ export class WebhookSender {
     });
   }
 
-  private free(): number {
-    return this.concurrency - this.inFlight.size;
+  private fullEndpoints(): string[] {
+    return [...this.slots.holdings].filter(([, n]) => n >= this.slots.share).map(([id]) => id);
   }
 
   private async run(): Promise<void> {
@@ -119,15 +128,24 @@ export class WebhookSender {
       this.dirty = false;
       let waitMs = pollMs;
       try {
-        while (!this.stopped && this.free() > 0) {
-          const batch = await claimDue(this.o.db, { limit: this.free(), perEndpoint: this.perEndpoint, busy: this.busy, leaseMs: this.deps.timeoutMs + 60_000 });
+        let drained = false;
+        // Holding some: claim once a quarter of the room is free, not per finished attempt.
+        const min = () => (this.slots.active + this.slots.queued > 0 ? this.claimBatch : 1);
+        while (!this.stopped && this.slots.room() >= min()) {
+          const limit = this.slots.room();
+          const fullBefore = this.fullEndpoints().length;
+          const batch = await claimDue(this.claims, { limit, perEndpoint: this.slots.share, busy: this.slots.holdings, leaseMs: this.leaseMs });
           if (this.stopped) this.releases.push(...batch.map((d) => ({ id: d.id, token: d.claim_token })));
-          else batch.forEach((d) => this.launch(d));
-          if (batch.length === 0) break;
+          else this.slots.add(batch);
+          this.launchReady();
+          // Short because an endpoint reached its share: others may be due, ask again without it.
+          if (batch.length < limit && this.fullEndpoints().length === fullBefore) {
+            drained = true;
+            break;
+          }
         }
-        if (!this.stopped && this.free() > 0) {
-          const full = [...this.busy].filter(([, n]) => n >= this.perEndpoint).map(([id]) => id);
-          const ms = await msUntilNextDue(this.o.db, full);
+        if (drained && !this.stopped) {
+          const ms = await msUntilNextDue(this.claims, this.fullEndpoints());
           // Due but not claimable right now (another sender's claim in progress): look again soon.
           if (ms !== null) waitMs = Math.min(Math.max(ms, 20), pollMs);
         }
@@ -139,9 +157,12 @@ export class WebhookSender {
     }
   }
 
+  private launchReady(): void {
+    for (let d = this.stopped ? null : this.slots.next(); d; d = this.slots.next()) this.launch(d);
+  }
+
   private launch(d: ClaimedDelivery): void {
     const abort = new AbortController();
-    this.busy.set(d.endpoint_id, (this.busy.get(d.endpoint_id) ?? 0) + 1);
     const promise = attemptDelivery(d, this.deps, abort.signal)
       .then((record) => {
         if (abort.signal.aborted) return void this.releases.push({ id: d.id, token: d.claim_token });
@@ -153,14 +174,13 @@ export class WebhookSender {
         this.releases.push({ id: d.id, token: d.claim_token });
       })
       .finally(() => {
-        this.inFlight.delete(d.id);
-        const n = (this.busy.get(d.endpoint_id) ?? 1) - 1;
-        if (n > 0) this.busy.set(d.endpoint_id, n);
-        else this.busy.delete(d.endpoint_id);
+        this.flights.delete(d.id);
+        this.slots.done(d);
+        this.launchReady();
         void this.flush();
         this.signal();
       });
-    this.inFlight.set(d.id, { promise, abort });
+    this.flights.set(d.id, { promise, abort });
   }
 
   private log(d: ClaimedDelivery, r: AttemptRecord): void {
