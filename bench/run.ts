@@ -5,8 +5,9 @@
  */
 const benches: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   eventstore: () => import('./eventstore.ts'),
-  webhooks: () => import('./webhooks.ts'),
+  invoices: () => import('./invoices.ts'),
   api: () => import('./api.ts'),
+  webhooks: () => import('./webhooks.ts'),
 };
 
 const names = process.argv.slice(2).filter((a) => !a.startsWith('-'));

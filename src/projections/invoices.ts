@@ -1,5 +1,6 @@
 /**
- * Read model `invoices` (+ `invoice_lines`, `invoice_tax_breakdown`): one row
+ * Read model `invoices` (+ `invoice_lines`, `invoice_tax_breakdown`, and
+ * `invoice_status_counts` for the lists' totals): one row
  * per invoice stream. Every invoice event carries the whole invoice, so a
  * batch collapses to the newest snapshot of each invoice, written with a
  * version guard: a batch applied twice, or replayed by a rebuild, changes
@@ -137,15 +138,49 @@ async function rewriteLines(trx: Transaction<any>, latest: Latest[]): Promise<vo
   }
 }
 
+/** The statuses stored before this batch, to move invoice_status_counts. */
+async function storedStatuses(trx: Transaction<any>, ids: string[]): Promise<Map<string, string>> {
+  const { rows } = await sql<{ id: string; status: string }>`select id, status from invoices where id = any(${ids}::uuid[])`.execute(trx);
+  return new Map(rows.map((r) => [r.id, r.status]));
+}
+
+/** Moves the per-status counts by what the batch changed; a count at zero loses its row. */
+async function moveCounts(trx: Transaction<any>, changed: Latest[], before: Map<string, string>): Promise<void> {
+  const delta = new Map<string, { organization_id: string; status: string; invoices: number }>();
+  const add = (organization_id: string, status: string, n: number) => {
+    const key = `${organization_id} ${status}`;
+    const d = delta.get(key) ?? { organization_id, status, invoices: 0 };
+    d.invoices += n;
+    delta.set(key, d);
+  };
+  for (const l of changed) {
+    const old = before.get(l.invoice.id);
+    if (old === l.invoice.status) continue;
+    if (old !== undefined) add(l.organizationId, old, -1);
+    add(l.organizationId, l.invoice.status, 1);
+  }
+  const rows = [...delta.values()].filter((d) => d.invoices !== 0);
+  if (rows.length === 0) return;
+  const col = <K extends keyof (typeof rows)[0]>(k: K) => rows.map((r) => r[k]);
+  await sql`
+    insert into invoice_status_counts (organization_id, status, invoices)
+    select * from unnest(${col('organization_id')}::uuid[], ${col('status')}::text[], ${col('invoices')}::int[])
+    on conflict (organization_id, status) do update set invoices = invoice_status_counts.invoices + excluded.invoices`.execute(trx);
+  await sql`delete from invoice_status_counts where invoices = 0 and organization_id = any(${col('organization_id')}::uuid[])`.execute(trx);
+}
+
 export const invoicesProjector: Projector = {
   name: 'invoices',
   handles: INVOICE_EVENT_TYPES,
-  tables: ['invoices', 'invoice_lines', 'invoice_tax_breakdown'],
+  tables: ['invoices', 'invoice_lines', 'invoice_tax_breakdown', 'invoice_status_counts'],
   async apply(events: RecordedEvent[], trx: Transaction<any>): Promise<void> {
     const latest = newestPerInvoice(events);
     if (latest.length === 0) return;
+    const before = await storedStatuses(trx, latest.map((l) => l.invoice.id));
     const moved = new Set(await upsertInvoices(trx, latest.map(row)));
     const changed = latest.filter((l) => moved.has(l.invoice.id));
-    if (changed.length > 0) await rewriteLines(trx, changed);
+    if (changed.length === 0) return;
+    await rewriteLines(trx, changed);
+    await moveCounts(trx, changed, before);
   },
 };

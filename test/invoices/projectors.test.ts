@@ -19,6 +19,7 @@ const KEYS: Record<string, string> = {
   invoice_lines: 'invoice_id, position',
   invoice_tax_breakdown: 'invoice_id, rate',
   invoice_numbers: 'organization_id, year, sequence',
+  invoice_status_counts: 'organization_id, status',
 };
 
 /** Every row of a table as JSON text (numerics, dates and instants exactly as stored). */
@@ -83,15 +84,20 @@ describe('invoice projectors: rebuild and replay', function () {
     expect(live.invoice_lines).to.have.length(24);
     expect(live.invoice_numbers).to.have.length(10);
     expect(live.invoices.join()).to.include('"status":"void"').and.include('"finalization_pending":false');
+    // 2 organizations x (1 draft, 1 finalized, 2 sent, 1 paid, 1 void).
+    expect(live.invoice_status_counts.map((r) => JSON.parse(r).status + JSON.parse(r).invoices).sort()).to.deep.equal(
+      ['draft1', 'draft1', 'finalized1', 'finalized1', 'paid1', 'paid1', 'sent2', 'sent2', 'void1', 'void1'],
+    );
   });
 
   it('rebuildProjection from zero gives the live tables back, row for row (after the live ones were damaged)', async () => {
     const { db, pool } = server.database;
-    await pool.query(`update invoices set total = 0, customer_type = null; delete from invoice_lines where position = 1; delete from invoice_numbers where sequence = 1`);
+    await pool.query(`update invoices set total = 0, customer_type = null; delete from invoice_lines where position = 1;
+                      delete from invoice_numbers where sequence = 1; update invoice_status_counts set invoices = 99`);
     const { store } = server.server.runtime;
     const a = await rebuildProjection(db, store, invoicesProjector);
     const b = await rebuildProjection(db, store, invoiceNumbersProjector);
-    expect(a.rows).to.deep.equal({ invoices: 12, invoice_lines: 24, invoice_tax_breakdown: live.invoice_tax_breakdown.length });
+    expect(a.rows).to.deep.equal({ invoices: 12, invoice_lines: 24, invoice_tax_breakdown: live.invoice_tax_breakdown.length, invoice_status_counts: live.invoice_status_counts.length });
     expect(b.rows).to.deep.equal({ invoice_numbers: 10 });
     expect(await dumpAll(db)).to.deep.equal(live);
   });

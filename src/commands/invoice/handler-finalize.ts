@@ -39,8 +39,8 @@ export async function finalizeInvoice(w: InvoiceWrite, invoiceId: string): Promi
   return completeFinalization(w, invoiceId, started);
 }
 
-/** Steps (2) and (3) for an invoice whose finalization was started. */
-async function completeFinalization(w: InvoiceWrite, invoiceId: string, started: Pick<InvoiceResult, 'invoice'>): Promise<InvoiceResult> {
+/** Steps (2) and (3) for an invoice whose finalization was started (`started`: its state after step 1). */
+async function completeFinalization(w: InvoiceWrite, invoiceId: string, started: InvoiceResult): Promise<InvoiceResult> {
   const metadata: EventMetadata = { ...w.metadata, organization_id: w.organizationId };
   const year = numberingYear(started.invoice);
   const number = await invoiceNumbering(w.store).assign(w.organizationId, year, invoiceId, metadata);
@@ -48,7 +48,8 @@ async function completeFinalization(w: InvoiceWrite, invoiceId: string, started:
     w,
     invoiceId,
     (_state, command) => ({ type: 'CompleteFinalization', data: { invoice_id: invoiceId, invoice_number: number }, metadata: command }),
-    { ifMatch: undefined }, // the lock is ours: later appends by recovery are the same completion
+    // No If-Match: the lock is ours, and a concurrent append can only be recovery's same completion.
+    { ifMatch: undefined, known: started },
   );
 }
 
@@ -64,7 +65,7 @@ export async function completePendingFinalization(
   organizationId: string,
   invoiceId: string,
 ): Promise<string | null> {
-  const { recorded, state } = await loadInvoice(store, organizationId, invoiceId);
+  const { recorded, state, revision } = await loadInvoice(store, organizationId, invoiceId);
   if (!isFinalizationPending(state)) return null;
   const lock = recorded[recorded.length - 1];
   const metadata: EventMetadata = {
@@ -75,6 +76,7 @@ export async function completePendingFinalization(
     causation_id: lock.id, // the InvoiceFinalizationStarted this completes
     occurred_at: new Date().toISOString(),
   };
-  const done = await completeFinalization({ store, organizationId, metadata, facts }, invoiceId, { invoice: state.invoice! });
+  const started: InvoiceResult = { invoice: state.invoice!, state, revision, position: lock.position, appended: false };
+  const done = await completeFinalization({ store, organizationId, metadata, facts }, invoiceId, started);
   return done.invoice.invoice_number;
 }

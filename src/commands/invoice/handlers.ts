@@ -75,16 +75,20 @@ export async function runOnInvoice(
   w: InvoiceWrite,
   invoiceId: string,
   build: (state: InvoiceState, command: CommandMetadata) => InvoiceCommand | Promise<InvoiceCommand>,
-  options: { ifMatch?: number } = { ifMatch: w.ifMatch },
+  options: { ifMatch?: number; known?: Pick<InvoiceResult, 'state' | 'revision' | 'position'> } = { ifMatch: w.ifMatch },
 ): Promise<InvoiceResult> {
   const { metadata, command: commandMeta } = commandMetadata(w);
   const stream = invoiceStream(invoiceId);
   for (let attempt = 1; ; attempt++) {
-    const { recorded, state, revision } = await loadInvoice(w.store, w.organizationId, invoiceId);
+    // `known`: the state this request just wrote (finalize's step 3), so the first try needs no read.
+    const loaded = attempt === 1 && options.known ? null : await loadInvoice(w.store, w.organizationId, invoiceId);
+    const state = loaded ? loaded.state : options.known!.state;
+    const revision = loaded ? loaded.revision : options.known!.revision;
     if (options.ifMatch !== undefined && options.ifMatch !== revision) throw versionConflict(revision, options.ifMatch);
     const decided = invoiceDecider.decide(await build(state, commandMeta), state);
     if (decided.length === 0) {
-      return { invoice: state.invoice!, state, revision, position: recorded[recorded.length - 1].position, appended: false };
+      const position = loaded ? loaded.recorded[loaded.recorded.length - 1].position : options.known!.position;
+      return { invoice: state.invoice!, state, revision, position, appended: false };
     }
     try {
       const events = decided.map((e) => ({ id: uuidv7(), type: e.type, data: e.data, metadata }));

@@ -4,9 +4,10 @@
  *
  * Every finalize of an organization and year meets on that one stream, so
  * this is the hot spot of the protocol. Three things keep it fast:
- *  - the stream's state is cached in memory and caught up by reading only
- *    the events after the cached revision (another process may have
- *    appended: the expected-revision append then fails, we catch up, retry);
+ *  - the stream's state is cached in memory; appends go at the cached
+ *    revision without reading first, and only when another process
+ *    appended meanwhile (the append fails) do we read the events after the
+ *    cached revision, then retry;
  *  - in one process the assignments of a stream are queued, never raced
  *    against each other (racing only turns into conflict retries);
  *  - the queue is drained in batches: the numbers of every waiting
@@ -42,6 +43,8 @@ interface CachedStream {
   state: NumberingState;
   /** Revision of the last event folded into `state` (-1: none). */
   revision: number;
+  /** False until the stream was read once (and after a reset). */
+  loaded: boolean;
   queue: Pending[];
   draining: boolean;
 }
@@ -59,7 +62,7 @@ export class InvoiceNumbering {
     const stream = invoiceNumberStream(organizationId, year);
     let cached = this.streams.get(stream);
     if (!cached) {
-      cached = { state: emptyNumberingState(), revision: -1, queue: [], draining: false };
+      cached = { state: emptyNumberingState(), revision: -1, loaded: false, queue: [], draining: false };
       this.streams.set(stream, cached);
     }
     const entry = cached;
@@ -86,6 +89,7 @@ export class InvoiceNumbering {
           // On any doubt, forget the cache: the next call refolds from the stream.
           entry.state = emptyNumberingState();
           entry.revision = -1;
+          entry.loaded = false;
           batch.forEach((p) => p.reject(err));
         }
       }
@@ -96,6 +100,7 @@ export class InvoiceNumbering {
 
   private async catchUp(stream: string, entry: CachedStream): Promise<void> {
     const recorded = await this.store.readStream(stream, { fromRevision: entry.revision + 1 });
+    entry.loaded = true;
     if (recorded.length === 0) return;
     foldNumbering(recorded.map((r) => ({ type: r.type, data: r.data }) as InvoiceNumberAssigned), entry.state);
     entry.revision = recorded[recorded.length - 1].revision;
@@ -103,7 +108,9 @@ export class InvoiceNumbering {
 
   private async assignBatch(stream: string, entry: CachedStream, batch: Pending[]): Promise<string[]> {
     for (let attempt = 1; ; attempt++) {
-      await this.catchUp(stream, entry);
+      // Optimistic: a loaded cache is usually current (one process finalizes most of an
+      // organization's invoices); if not, the append fails and we read what we missed.
+      if (!entry.loaded || attempt > 1) await this.catchUp(stream, entry);
       const before = entry.state.next;
       const added: string[] = [];
       const events: NewEvent[] = [];

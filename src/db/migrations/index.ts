@@ -12,6 +12,7 @@ import * as m0006 from './0006_invoices.ts';
 import * as m0007 from './0007_webhooks.ts';
 import * as m0008 from './0008_rate_limits_unlogged.ts';
 import * as m0009 from './0009_es_append_notify_after_commit.ts';
+import * as m0010 from './0010_invoice_status_counts.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_eventstore': m0001,
@@ -23,4 +24,5 @@ export const migrations: Record<string, Migration> = {
   '0007_webhooks': m0007,
   '0008_rate_limits_unlogged': m0008,
   '0009_es_append_notify_after_commit': m0009,
+  '0010_invoice_status_counts': m0010,
 };

@@ -1,0 +1,184 @@
+/**
+ * `npm run bench -- invoices`: the invoice API over HTTP at concurrency 32,
+ * the server started as `npm start` starts it (one process, every role) on
+ * a durable PostgreSQL (embedded in a temp dir with fsync on, or
+ * DATABASE_URL), each figure beside a baseline measured in the same run
+ * (bench/invoices-baseline.ts, its own process too):
+ *
+ *  (a) create, 5 lines: invoices/s and latency   vs plain INSERTs of the same rows
+ *  (b) finalize (numbering, read-your-writes wait included)  vs a counter row update
+ *  (c) list 20 with a status filter in an organization holding 100,000
+ *      invoices (seeded in bulk through the event store, projected by the
+ *      running server): latency   vs one indexed select + one count
+ *
+ * Cases alternate halves (baseline, ours, baseline, ours) so drifting noise
+ * on a shared machine hits both alike. BENCH_SCALE multiplies the request
+ * counts; BENCH_SEED sets the list organization's size (default 100,000).
+ */
+import { sql } from 'kysely';
+import { v7 as uuidv7 } from 'uuid';
+import { createAccount } from '../src/accounts/accounts.ts';
+import { insertKey } from '../src/accounts/keys.ts';
+import { bundleScopes } from '../src/accounts/scopes.ts';
+import { freePort } from '../src/db/embedded.ts';
+import { createPostgresEventStore } from '../src/eventstore/postgres.ts';
+import { comparePositions } from '../src/eventstore/types.ts';
+import { runConcurrently } from './support/concurrency.ts';
+import { createBenchDatabase, startBenchServer, type BenchDatabase } from './support/postgres.ts';
+import { fmtInt, fmtMs, msSince, perSecond, summarize, type LatencySummary } from './support/stats.ts';
+import { formatTable, markdownTable, type Cell } from './support/table.ts';
+import { expectStatus, request, startProcess, type ServerProcess } from './invoices-http.ts';
+import { BASELINE_TABLES } from './invoices-baseline.ts';
+import { seedInvoices } from './invoices-seed.ts';
+
+const SCALE = Number(process.env.BENCH_SCALE ?? '1') || 1;
+const n = (count: number) => Math.max(64, Math.round(count * SCALE));
+const COUNTS = { warmup: n(300), create: n(4000), list: n(4000), seed: Number(process.env.BENCH_SEED ?? 100_000) };
+const CONCURRENCY = 32;
+
+const items = Array.from({ length: 5 }, (_, i) => ({ description: `Prestation de conseil ${i + 1}`, quantity: i + 1, unit_price: 1250.5, tax_rate: i === 4 ? 10 : 20 }));
+
+interface Measured {
+  perSecond: number;
+  latency: LatencySummary;
+}
+
+interface Tenant {
+  organizationId: string;
+  secret: string;
+}
+
+async function tenant(database: BenchDatabase, ice: string): Promise<Tenant> {
+  const account = await createAccount(database.db, { name: 'Bench', plan: 'fiduciaire', requestsPerMinute: 100_000_000 });
+  const organizationId = uuidv7();
+  const now = new Date().toISOString();
+  await database.db.insertInto('organizations').values({
+    id: organizationId, account_id: account.id, legal_name: 'Bench SARL', ice, billing_address: JSON.stringify({ street: null, city: null, postal_code: null, country: 'MA' }),
+    api_enabled: true, archived: false, created_at: now, updated_at: now, version: 0,
+  }).execute();
+  const { secret } = await insertKey(database.db, { accountId: account.id, organizationId, scopes: bundleScopes('full_access') });
+  return { organizationId, secret };
+}
+
+/** Runs `count` tasks at concurrency 32 in two halves per side, alternating; returns both sides' figures. */
+async function alternating(count: number, ours: (i: number) => Promise<unknown>, base: (i: number) => Promise<unknown>): Promise<{ ours: Measured; base: Measured }> {
+  const acc = { ours: { ms: 0, lat: [] as number[], done: 0 }, base: { ms: 0, lat: [] as number[], done: 0 } };
+  const half = Math.floor(count / 2);
+  for (const [side, task] of [['base', base], ['ours', ours], ['base', base], ['ours', ours]] as const) {
+    const a = acc[side];
+    const size = a.done === 0 ? half : count - half;
+    const offset = a.done;
+    const r = await runConcurrently(size, CONCURRENCY, (i) => task(offset + i), { latencies: true });
+    a.ms += r.elapsedMs;
+    a.lat.push(...r.latencies);
+    a.done += size;
+  }
+  const figures = (a: typeof acc.ours): Measured => ({ perSecond: perSecond(a.done, a.ms), latency: summarize(a.lat) });
+  return { ours: figures(acc.ours), base: figures(acc.base) };
+}
+
+async function caughtUp(database: BenchDatabase, projector: string, timeoutMs: number): Promise<void> {
+  const store = await createPostgresEventStore(database.pool, database.url);
+  try {
+    const head = await store.headPosition();
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const { rows } = await sql<{ position: string | null }>`select position from projection_checkpoints where name = ${projector}`.execute(database.db);
+      if (comparePositions(rows[0]?.position ?? null, head) >= 0) return;
+      if (Date.now() > deadline) throw new Error(`projector ${projector} did not catch up in ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+export async function run(): Promise<void> {
+  const started = process.hrtime.bigint();
+  const step = (s: string) => console.log(`  ${s} (${(msSince(started) / 1000).toFixed(0)} s)`);
+  const server = await startBenchServer();
+  const database = await createBenchDatabase(server, { poolSize: 8, prefix: 'bench_invoices' });
+  const processes: ServerProcess[] = [];
+  try {
+    console.log(`server: ${server.description}`);
+    console.log(`concurrency ${CONCURRENCY}; create ${fmtInt(COUNTS.create)}, finalize ${fmtInt(COUNTS.create)}, list ${fmtInt(COUNTS.list)} requests; list organization ${fmtInt(COUNTS.seed)} invoices`);
+    await database.pool.query(BASELINE_TABLES);
+    const env = { DATABASE_URL: database.url, LOG_LEVEL: 'warn', SERVICE_MODE: 'test' };
+    const ours = await startProcess('src/main.ts', await freePort(), env);
+    processes.push(ours);
+    const base = await startProcess('bench/invoices-baseline.ts', await freePort(), { ...env, BASELINE_SERVER: '1' });
+    processes.push(base);
+    step('servers up');
+
+    const t = await tenant(database, '000000000000002');
+    const auth = { authorization: `Bearer ${t.secret}` };
+    const api = `${ours.url}/api/v1`;
+    const customer = (await expectStatus(request(`${api}/customers`, 'POST', { name: 'Client Casablanca SA', type: 'b2b', ice: '000000000000003' }, auth), 201)).body.data;
+    const body = { customer_id: customer.id, issue_date: '2026-03-14', items };
+    const baseBody = { ...body, organization_id: t.organizationId };
+
+    const ourIds: string[] = [];
+    const baseIds: string[] = [];
+    const createOurs = async () => ourIds.push((await expectStatus(request(`${api}/invoices`, 'POST', body, auth), 201)).body.data.id);
+    const createBase = async () => baseIds.push((await expectStatus(request(`${base.url}/invoices`, 'POST', baseBody), 201)).body.data.id);
+    await runConcurrently(COUNTS.warmup, CONCURRENCY, () => Promise.all([createOurs(), createBase()]));
+    await runConcurrently(COUNTS.warmup, CONCURRENCY, (i) => Promise.all([
+      expectStatus(request(`${api}/invoices/${ourIds[i]}/finalize`, 'POST', undefined, auth), 200),
+      expectStatus(request(`${base.url}/invoices/${baseIds[i]}/finalize`, 'POST'), 200),
+    ]));
+    ourIds.length = 0;
+    baseIds.length = 0;
+    step('warm-up done');
+
+    const create = await alternating(COUNTS.create, createOurs, createBase);
+    step('create measured');
+    const finalize = await alternating(
+      COUNTS.create,
+      (i) => expectStatus(request(`${api}/invoices/${ourIds[i]}/finalize`, 'POST', undefined, auth), 200),
+      (i) => expectStatus(request(`${base.url}/invoices/${baseIds[i]}/finalize`, 'POST'), 200),
+    );
+    step('finalize measured');
+
+    const big = await tenant(database, '000000000000004');
+    const seedStart = process.hrtime.bigint();
+    const seeded = await seedInvoices(database.pool, big.organizationId, { ...customer, status: 'active' }, COUNTS.seed);
+    step(`seeded ${fmtInt(seeded.invoices)} invoices (${fmtInt(seeded.events)} events) into the event store`);
+    await caughtUp(database, 'invoices', 30 * 60_000);
+    const replayMs = msSince(seedStart);
+    step(`projected by the running server: ${fmtInt(perSecond(seeded.events, replayMs))} events/s including the bulk insert`);
+    await database.pool.query(`
+      insert into bl_invoices select id, organization_id, invoice_number, status, customer_id, currency, issue_date, subtotal, total_tax, total, created_at, updated_at
+        from invoices where organization_id = $1`, [big.organizationId]);
+    // What autovacuum would have done by now on a live system (visibility map for index-only counts, statistics).
+    for (const table of ['invoices', 'invoice_lines', 'invoice_tax_breakdown', 'bl_invoices']) await database.pool.query(`vacuum analyze ${table}`);
+    const bigAuth = { authorization: `Bearer ${big.secret}` };
+    const list = await alternating(
+      COUNTS.list,
+      async () => {
+        const r = await expectStatus(request(`${api}/invoices?status=paid&per_page=20`, 'GET', undefined, bigAuth), 200);
+        if (r.body.data.length !== 20) throw new Error('list returned fewer than 20 invoices');
+      },
+      () => expectStatus(request(`${base.url}/invoices?status=paid&organization_id=${big.organizationId}`, 'GET'), 200),
+    );
+    step('list measured');
+
+    const headers = ['case', 'ours /s', 'base /s', 'ratio', 'ours p50', 'ours p99', 'base p99', 'target', 'met'];
+    const row = (name: string, m: { ours: Measured; base: Measured }, target: string, met: boolean): Cell[] => [
+      name, fmtInt(m.ours.perSecond), fmtInt(m.base.perSecond), `${(m.ours.perSecond / m.base.perSecond).toFixed(2)}x`,
+      fmtMs(m.ours.latency.p50), fmtMs(m.ours.latency.p99), fmtMs(m.base.latency.p99), target, met ? 'yes' : 'NO',
+    ];
+    const rows = [
+      row('(a) create, 5 lines', create, '>= 1,000/s, p99 < 100 ms', create.ours.perSecond >= 1000 && create.ours.latency.p99 < 100),
+      row('(b) finalize', finalize, '>= 500/s, p99 < 100 ms', finalize.ours.perSecond >= 500 && finalize.ours.latency.p99 < 100),
+      row(`(c) list 20 of ${fmtInt(COUNTS.seed)}, status filter`, list, 'p99 < 20 ms', list.ours.latency.p99 < 20),
+    ];
+    console.log('');
+    console.log(formatTable(headers, rows));
+    if (process.argv.includes('--markdown')) console.log(`\n${markdownTable(headers, rows)}`);
+    console.log(`\ntotal ${(msSince(started) / 1000).toFixed(0)} s`);
+  } finally {
+    for (const p of processes) await p.stop().catch(() => {});
+    await database.drop().catch(() => {});
+    await server.stop();
+  }
+}
