@@ -4,8 +4,10 @@
  * byte for byte over the raw body with an independent HMAC.
  */
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
+import { Writable } from 'node:stream';
 import { expect } from 'chai';
 import { sql } from 'kysely';
+import { pino } from 'pino';
 import { ProjectionRunner } from '../../src/projections/runner.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { webhookSubscriber } from '../../src/workers/webhooks/subscriber.ts';
@@ -125,5 +127,20 @@ describe('webhooks: delivery per convention', () => {
       await runner.stop();
     }
     expect(receiver.requests.map((r) => r.headers['x-webhook-event'])).to.deep.equal(['customer.created']);
+  });
+
+  it('logs name deliveries, endpoints and outcomes, never the secret', async () => {
+    const lines: string[] = [];
+    const sink = new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) });
+    await h.senders[0].stop();
+    h.addSender({ logger: pino({ level: 'debug' }, sink), retryDelaysMs: [100] });
+    receiver.behavior = () => ({ status: 500 });
+    const org = await newOrganization(h.t.db);
+    const ep = await newEndpoint(h.t.db, org, receiver.url('/logs'), 'A');
+    await appendInvoice(h.store, org);
+    await until(() => lines.some((l) => l.includes('failed for good')));
+    expect(lines.length).to.be.at.least(2);
+    for (const line of lines) expect(line).to.not.include(ep.secret.slice(6));
+    expect(lines.join('')).to.include(ep.id);
   });
 });
