@@ -32,7 +32,7 @@ export const BASELINE_TABLES = `
   create table if not exists bl_counters (organization_id uuid not null, year int not null, last int not null, primary key (organization_id, year));`;
 
 async function main(): Promise<void> {
-  const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 30 });
+  const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 30, application_name: 'bench-baseline' });
   await pool.query(BASELINE_TABLES);
   const app = express();
   app.use(express.json({ limit: '1mb' }));

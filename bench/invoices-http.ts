@@ -48,6 +48,7 @@ export async function expectStatus(p: Promise<Reply>, status: number): Promise<R
 
 export interface ServerProcess {
   url: string;
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -78,6 +79,7 @@ export async function startProcess(entry: string, port: number, env: Record<stri
   }
   return {
     url: root,
+    pid: child.pid!,
     async stop() {
       if (child.exitCode !== null) return;
       const exited = new Promise((resolve) => child.once('exit', resolve));

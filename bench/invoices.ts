@@ -25,23 +25,18 @@ import { createPostgresEventStore } from '../src/eventstore/postgres.ts';
 import { comparePositions } from '../src/eventstore/types.ts';
 import { runConcurrently } from './support/concurrency.ts';
 import { createBenchDatabase, startBenchServer, type BenchDatabase } from './support/postgres.ts';
-import { fmtInt, fmtMs, msSince, perSecond, summarize, type LatencySummary } from './support/stats.ts';
+import { fmtInt, fmtMs, msSince, perSecond } from './support/stats.ts';
 import { formatTable, markdownTable, type Cell } from './support/table.ts';
 import { expectStatus, request, startProcess, type ServerProcess } from './invoices-http.ts';
+import { alternating, CONCURRENCY, type Measured } from './invoices-measure.ts';
 import { BASELINE_TABLES } from './invoices-baseline.ts';
 import { seedInvoices } from './invoices-seed.ts';
 
 const SCALE = Number(process.env.BENCH_SCALE ?? '1') || 1;
 const n = (count: number) => Math.max(64, Math.round(count * SCALE));
 const COUNTS = { warmup: n(300), create: n(4000), list: n(4000), seed: Number(process.env.BENCH_SEED ?? 100_000) };
-const CONCURRENCY = 32;
 
 const items = Array.from({ length: 5 }, (_, i) => ({ description: `Prestation de conseil ${i + 1}`, quantity: i + 1, unit_price: 1250.5, tax_rate: i === 4 ? 10 : 20 }));
-
-interface Measured {
-  perSecond: number;
-  latency: LatencySummary;
-}
 
 interface Tenant {
   organizationId: string;
@@ -58,23 +53,6 @@ async function tenant(database: BenchDatabase, ice: string): Promise<Tenant> {
   }).execute();
   const { secret } = await insertKey(database.db, { accountId: account.id, organizationId, scopes: bundleScopes('full_access') });
   return { organizationId, secret };
-}
-
-/** Runs `count` tasks at concurrency 32 in two halves per side, alternating; returns both sides' figures. */
-async function alternating(count: number, ours: (i: number) => Promise<unknown>, base: (i: number) => Promise<unknown>): Promise<{ ours: Measured; base: Measured }> {
-  const acc = { ours: { ms: 0, lat: [] as number[], done: 0 }, base: { ms: 0, lat: [] as number[], done: 0 } };
-  const half = Math.floor(count / 2);
-  for (const [side, task] of [['base', base], ['ours', ours], ['base', base], ['ours', ours]] as const) {
-    const a = acc[side];
-    const size = a.done === 0 ? half : count - half;
-    const offset = a.done;
-    const r = await runConcurrently(size, CONCURRENCY, (i) => task(offset + i), { latencies: true });
-    a.ms += r.elapsedMs;
-    a.lat.push(...r.latencies);
-    a.done += size;
-  }
-  const figures = (a: typeof acc.ours): Measured => ({ perSecond: perSecond(a.done, a.ms), latency: summarize(a.lat) });
-  return { ours: figures(acc.ours), base: figures(acc.base) };
 }
 
 async function caughtUp(database: BenchDatabase, projector: string, timeoutMs: number): Promise<void> {
@@ -130,12 +108,16 @@ export async function run(): Promise<void> {
     baseIds.length = 0;
     step('warm-up done');
 
-    const create = await alternating(COUNTS.create, createOurs, createBase);
+    const side = (server: ServerProcess, applicationName: string, task: (i: number) => Promise<unknown>) => ({ pid: server.pid, applicationName, task });
+    const oursSide = (task: (i: number) => Promise<unknown>) => side(ours, 'invoicing%', task);
+    const baseSide = (task: (i: number) => Promise<unknown>) => side(base, 'bench-baseline', task);
+    const create = await alternating(database.pool, COUNTS.create, oursSide(createOurs), baseSide(createBase));
     step('create measured');
     const finalize = await alternating(
+      database.pool,
       COUNTS.create,
-      (i) => expectStatus(request(`${api}/invoices/${ourIds[i]}/finalize`, 'POST', undefined, auth), 200),
-      (i) => expectStatus(request(`${base.url}/invoices/${baseIds[i]}/finalize`, 'POST'), 200),
+      oursSide((i) => expectStatus(request(`${api}/invoices/${ourIds[i]}/finalize`, 'POST', undefined, auth), 200)),
+      baseSide((i) => expectStatus(request(`${base.url}/invoices/${baseIds[i]}/finalize`, 'POST'), 200)),
     );
     step('finalize measured');
 
@@ -153,19 +135,21 @@ export async function run(): Promise<void> {
     for (const table of ['invoices', 'invoice_lines', 'invoice_tax_breakdown', 'bl_invoices']) await database.pool.query(`vacuum analyze ${table}`);
     const bigAuth = { authorization: `Bearer ${big.secret}` };
     const list = await alternating(
+      database.pool,
       COUNTS.list,
-      async () => {
+      oursSide(async () => {
         const r = await expectStatus(request(`${api}/invoices?status=paid&per_page=20`, 'GET', undefined, bigAuth), 200);
         if (r.body.data.length !== 20) throw new Error('list returned fewer than 20 invoices');
-      },
-      () => expectStatus(request(`${base.url}/invoices?status=paid&organization_id=${big.organizationId}`, 'GET'), 200),
+      }),
+      baseSide(() => expectStatus(request(`${base.url}/invoices?status=paid&organization_id=${big.organizationId}`, 'GET'), 200)),
     );
     step('list measured');
 
-    const headers = ['case', 'ours /s', 'base /s', 'ratio', 'ours p50', 'ours p99', 'base p99', 'target', 'met'];
+    const headers = ['case', 'ours /s', 'base /s', 'ratio', 'ours p50', 'ours p99', 'base p99', 'CPU/req ours node+pg', 'base', 'target', 'met'];
+    const cpu = (m: Measured) => `${m.cpuNode.toFixed(2)}+${m.cpuPg.toFixed(2)} ms`;
     const row = (name: string, m: { ours: Measured; base: Measured }, target: string, met: boolean): Cell[] => [
       name, fmtInt(m.ours.perSecond), fmtInt(m.base.perSecond), `${(m.ours.perSecond / m.base.perSecond).toFixed(2)}x`,
-      fmtMs(m.ours.latency.p50), fmtMs(m.ours.latency.p99), fmtMs(m.base.latency.p99), target, met ? 'yes' : 'NO',
+      fmtMs(m.ours.latency.p50), fmtMs(m.ours.latency.p99), fmtMs(m.base.latency.p99), cpu(m.ours), cpu(m.base), target, met ? 'yes' : 'NO',
     ];
     const rows = [
       row('(a) create, 5 lines', create, '>= 1,000/s, p99 < 100 ms', create.ours.perSecond >= 1000 && create.ours.latency.p99 < 100),

@@ -34,7 +34,7 @@ async function answer(ctx: RequestContext, result: InvoiceResult, status = 200):
   // Only the invoices projector: every invoice read comes from its tables (invoice_numbers is an audit
   // table no endpoint reads), and unrelated projectors must not add their lag to the answer.
   if (await ctx.rt.progress.waitFor(result.position, undefined, ['invoices'])) {
-    const stored = await getInvoice(db, organizationOf(ctx), id);
+    const stored = await getInvoice(ctx.rt.database.pool, organizationOf(ctx), id);
     if (stored && stored.version >= result.invoice.version) return { status, data: stored, version: stored.version };
   }
   ctx.rt.logger.warn({ request_id: ctx.requestId, position: result.position }, 'invoices: projectors behind, answering the decided state');
@@ -75,7 +75,7 @@ export const invoiceRoutes: RouteSpec[] = [
     query: schemas.listInvoicesQuery,
     response: { type: 'array', items: schemas.invoiceSchema },
     async handler(ctx, { query }: { query: InvoiceListQuery }) {
-      const { data, total } = await listInvoices(ctx.rt.database.db, organizationOf(ctx), query);
+      const { data, total } = await listInvoices(ctx.rt.database.pool, organizationOf(ctx), query);
       return { data, pagination: { total, page: query.page, perPage: query.per_page, totalPages: Math.ceil(total / query.per_page) } };
     },
   },
@@ -86,7 +86,7 @@ export const invoiceRoutes: RouteSpec[] = [
     summary: 'Read an invoice with its customer, lines and totals',
     scope: 'invoices:read',
     async handler(ctx, { params }) {
-      const invoice = await getInvoice(ctx.rt.database.db, organizationOf(ctx), params.id);
+      const invoice = await getInvoice(ctx.rt.database.pool, organizationOf(ctx), params.id);
       if (!invoice) throw notFound('Invoice');
       return { data: invoice, version: invoice.version };
     },

@@ -5,8 +5,9 @@
  * batch collapses to the newest snapshot of each invoice, written with a
  * version guard: a batch applied twice, or replayed by a rebuild, changes
  * nothing. Lines and breakdown are rewritten only for rows that moved.
- * Set-based statements (one upsert, one delete and one unnest insert per
- * table and batch) keep a replay of a busy year fast.
+ * A batch is three set-based statements whatever its size (upsert with
+ * counts, deletes, inserts; each table's values go in as unnest arrays), so
+ * live batches stay cheap and a replay of a busy year stays fast.
  */
 import { sql, type Transaction } from 'kysely';
 import type { InvoiceCustomer } from '../commands/invoice/commands.ts';
@@ -81,92 +82,81 @@ function row({ organizationId, invoice: i, pending, customer: c }: Latest) {
   };
 }
 
-type Row = ReturnType<typeof row>;
+/** Column types of `invoices`, in row() order: the batch goes in as one array per column (unnest). */
+const COLUMN_TYPES: Record<keyof ReturnType<typeof row>, string> = {
+  id: 'uuid', organization_id: 'uuid', invoice_number: 'text', status: 'text', finalization_pending: 'boolean',
+  customer_id: 'uuid', customer_name: 'text', customer_type: 'text', customer_ice: 'text', customer_email: 'text',
+  customer_phone: 'text', customer_address_street: 'text', customer_address_city: 'text',
+  customer_address_postal_code: 'text', customer_address_country: 'text', currency: 'text', issue_date: 'date',
+  due_date: 'date', payment_terms: 'text', notes: 'text', internal_notes: 'text', subtotal: 'numeric',
+  total_tax: 'numeric', total: 'numeric', amount_due: 'numeric', finalized_at: 'timestamptz', sent_at: 'timestamptz',
+  paid_at: 'timestamptz', payment_method: 'text', payment_reference: 'text', voided_at: 'timestamptz',
+  void_reason: 'text', created_at: 'timestamptz', updated_at: 'timestamptz', version: 'int',
+};
+const COLUMNS = Object.keys(COLUMN_TYPES) as (keyof typeof COLUMN_TYPES)[];
 /** Frozen buyer columns: events after the finalization do not carry the buyer, so keep what is stored. */
-const KEPT_WHEN_NULL = new Set([
-  'customer_type', 'customer_ice', 'customer_email', 'customer_phone',
-  'customer_address_street', 'customer_address_city', 'customer_address_postal_code', 'customer_address_country',
-]);
-const CHUNK = 1000; // 36 parameters per row stay far below PostgreSQL's 65,535
+const KEPT_WHEN_NULL = COLUMNS.filter((c) => c.startsWith('customer_') && c !== 'customer_id' && c !== 'customer_name');
+const UPDATES = sql.raw(
+  COLUMNS.filter((c) => c !== 'id')
+    .map((c) => (KEPT_WHEN_NULL.includes(c) ? `${c} = coalesce(excluded.${c}, invoices.${c})` : `${c} = excluded.${c}`))
+    .join(', '),
+);
 
-async function upsertInvoices(trx: Transaction<any>, rows: Row[]): Promise<string[]> {
-  const moved: string[] = [];
-  for (let i = 0; i < rows.length; i += CHUNK) {
-    const chunk = rows.slice(i, i + CHUNK);
-    const result = await trx
-      .insertInto('invoices')
-      .values(chunk)
-      .onConflict((oc) =>
-        oc
-          .column('id')
-          .doUpdateSet((eb) =>
-            Object.fromEntries(
-              Object.keys(chunk[0])
-                .filter((c) => c !== 'id')
-                .map((c) => [c, KEPT_WHEN_NULL.has(c) ? eb.fn.coalesce(eb.ref(`excluded.${c}`), eb.ref(`invoices.${c}`)) : eb.ref(`excluded.${c}`)]),
-            ),
-          )
-          .where(sql<boolean>`invoices.version < excluded.version`),
-      )
-      .returning('id')
-      .execute();
-    moved.push(...result.map((r) => r.id as string));
-  }
-  return moved;
+/**
+ * One statement: the version-guarded upsert of the batch's newest snapshots,
+ * and the per-status counts moved by what it changed (`before` reads the
+ * statement's snapshot, so it sees the statuses as they were). Returns the
+ * ids of the rows that moved.
+ */
+async function upsertInvoices(trx: Transaction<any>, latest: Latest[]): Promise<string[]> {
+  const rows = latest.map(row);
+  const arrays = COLUMNS.map((c) => sql`${rows.map((r) => r[c])}::${sql.raw(COLUMN_TYPES[c])}[]`);
+  const names = sql.raw(COLUMNS.join(', '));
+  const { rows: moved } = await sql<{ id: string }>`
+    with input as (select * from unnest(${sql.join(arrays)}) as t(${names})),
+    before as (select i.id, i.status from invoices i where i.id = any(${rows.map((r) => r.id)}::uuid[])),
+    moved as (
+      insert into invoices (${names}) select ${names} from input
+      on conflict (id) do update set ${UPDATES} where invoices.version < excluded.version
+      returning id, organization_id, status),
+    deltas as (
+      select organization_id, status, 1 as n from moved
+      union all
+      select m.organization_id, b.status, -1 from moved m join before b on b.id = m.id),
+    counted as (
+      insert into invoice_status_counts (organization_id, status, invoices)
+      select organization_id, status, sum(n) from deltas group by 1, 2 having sum(n) <> 0
+      on conflict (organization_id, status) do update set invoices = invoice_status_counts.invoices + excluded.invoices)
+    select id from moved`.execute(trx);
+  return moved.map((r) => r.id);
 }
 
+/**
+ * Lines and breakdown of the moved invoices are replaced: one statement
+ * deletes (and drops counts that fell to zero, so the table is the same
+ * however the events were batched), one inserts. Deleting and inserting the
+ * same keys cannot share a statement (one snapshot: the insert would collide).
+ */
 async function rewriteLines(trx: Transaction<any>, latest: Latest[]): Promise<void> {
   const ids = latest.map((l) => l.invoice.id);
-  await sql`delete from invoice_lines where invoice_id = any(${ids}::uuid[])`.execute(trx);
-  await sql`delete from invoice_tax_breakdown where invoice_id = any(${ids}::uuid[])`.execute(trx);
-  const lines = latest.flatMap((l) => l.invoice.items.map((item) => ({ ...item, invoice_id: l.invoice.id, organization_id: l.organizationId })));
-  if (lines.length > 0) {
-    const col = <K extends keyof (typeof lines)[0]>(k: K) => lines.map((l) => l[k]);
-    await sql`
-      insert into invoice_lines (invoice_id, organization_id, position, description, quantity, unit_price, tax_rate, total)
-      select * from unnest(${col('invoice_id')}::uuid[], ${col('organization_id')}::uuid[], ${col('position')}::int[],
-                           ${col('description')}::text[], ${col('quantity')}::numeric[], ${col('unit_price')}::numeric[],
-                           ${col('tax_rate')}::numeric[], ${col('total')}::numeric[])`.execute(trx);
-  }
-  const taxes = latest.flatMap((l) => l.invoice.tax_breakdown.map((t) => ({ ...t, invoice_id: l.invoice.id, organization_id: l.organizationId })));
-  if (taxes.length > 0) {
-    const col = <K extends keyof (typeof taxes)[0]>(k: K) => taxes.map((t) => t[k]);
-    await sql`
-      insert into invoice_tax_breakdown (invoice_id, organization_id, rate, taxable_amount, tax_amount)
-      select * from unnest(${col('invoice_id')}::uuid[], ${col('organization_id')}::uuid[], ${col('rate')}::numeric[],
-                           ${col('taxable_amount')}::numeric[], ${col('tax_amount')}::numeric[])`.execute(trx);
-  }
-}
-
-/** The statuses stored before this batch, to move invoice_status_counts. */
-async function storedStatuses(trx: Transaction<any>, ids: string[]): Promise<Map<string, string>> {
-  const { rows } = await sql<{ id: string; status: string }>`select id, status from invoices where id = any(${ids}::uuid[])`.execute(trx);
-  return new Map(rows.map((r) => [r.id, r.status]));
-}
-
-/** Moves the per-status counts by what the batch changed; a count at zero loses its row. */
-async function moveCounts(trx: Transaction<any>, changed: Latest[], before: Map<string, string>): Promise<void> {
-  const delta = new Map<string, { organization_id: string; status: string; invoices: number }>();
-  const add = (organization_id: string, status: string, n: number) => {
-    const key = `${organization_id} ${status}`;
-    const d = delta.get(key) ?? { organization_id, status, invoices: 0 };
-    d.invoices += n;
-    delta.set(key, d);
-  };
-  for (const l of changed) {
-    const old = before.get(l.invoice.id);
-    if (old === l.invoice.status) continue;
-    if (old !== undefined) add(l.organizationId, old, -1);
-    add(l.organizationId, l.invoice.status, 1);
-  }
-  const rows = [...delta.values()].filter((d) => d.invoices !== 0);
-  if (rows.length === 0) return;
-  const col = <K extends keyof (typeof rows)[0]>(k: K) => rows.map((r) => r[k]);
+  const orgs = [...new Set(latest.map((l) => l.organizationId))];
   await sql`
-    insert into invoice_status_counts (organization_id, status, invoices)
-    select * from unnest(${col('organization_id')}::uuid[], ${col('status')}::text[], ${col('invoices')}::int[])
-    on conflict (organization_id, status) do update set invoices = invoice_status_counts.invoices + excluded.invoices`.execute(trx);
-  await sql`delete from invoice_status_counts where invoices = 0 and organization_id = any(${col('organization_id')}::uuid[])`.execute(trx);
+    with lines as (delete from invoice_lines where invoice_id = any(${ids}::uuid[])),
+    taxes as (delete from invoice_tax_breakdown where invoice_id = any(${ids}::uuid[]))
+    delete from invoice_status_counts where invoices = 0 and organization_id = any(${orgs}::uuid[])`.execute(trx);
+  const lines = latest.flatMap((l) => l.invoice.items.map((item) => ({ ...item, invoice_id: l.invoice.id, organization_id: l.organizationId })));
+  const taxes = latest.flatMap((l) => l.invoice.tax_breakdown.map((t) => ({ ...t, invoice_id: l.invoice.id, organization_id: l.organizationId })));
+  const lc = <K extends keyof (typeof lines)[0]>(k: K) => lines.map((l) => l[k]);
+  const tc = <K extends keyof (typeof taxes)[0]>(k: K) => taxes.map((t) => t[k]);
+  await sql`
+    with lines as (
+      insert into invoice_lines (invoice_id, organization_id, position, description, quantity, unit_price, tax_rate, total)
+      select * from unnest(${lc('invoice_id')}::uuid[], ${lc('organization_id')}::uuid[], ${lc('position')}::int[],
+                           ${lc('description')}::text[], ${lc('quantity')}::numeric[], ${lc('unit_price')}::numeric[],
+                           ${lc('tax_rate')}::numeric[], ${lc('total')}::numeric[]))
+    insert into invoice_tax_breakdown (invoice_id, organization_id, rate, taxable_amount, tax_amount)
+    select * from unnest(${tc('invoice_id')}::uuid[], ${tc('organization_id')}::uuid[], ${tc('rate')}::numeric[],
+                         ${tc('taxable_amount')}::numeric[], ${tc('tax_amount')}::numeric[])`.execute(trx);
 }
 
 export const invoicesProjector: Projector = {
@@ -176,11 +166,8 @@ export const invoicesProjector: Projector = {
   async apply(events: RecordedEvent[], trx: Transaction<any>): Promise<void> {
     const latest = newestPerInvoice(events);
     if (latest.length === 0) return;
-    const before = await storedStatuses(trx, latest.map((l) => l.invoice.id));
-    const moved = new Set(await upsertInvoices(trx, latest.map(row)));
+    const moved = new Set(await upsertInvoices(trx, latest));
     const changed = latest.filter((l) => moved.has(l.invoice.id));
-    if (changed.length === 0) return;
-    await rewriteLines(trx, changed);
-    await moveCounts(trx, changed, before);
+    if (changed.length > 0) await rewriteLines(trx, changed);
   },
 };

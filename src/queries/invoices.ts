@@ -8,45 +8,38 @@
  * number; src/queries/invoice-rows.ts formats them back with the currency's
  * minor units. A list runs its page and its count in parallel; the count
  * of a status-only list comes from invoice_status_counts.
+ *
+ * Plain SQL on the pg pool, as named statements: these run on every write's
+ * answer and every list, and PostgreSQL then plans each once per connection
+ * instead of once per request (planning the aggregates cost more than
+ * running them; docs/performance.md). The SQL text depends only on which
+ * filters are present, never on their values.
  */
-import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
-import type { InvoiceStatus } from '../commands/invoice/events.ts';
-import type { Invoice } from '../commands/invoice/events.ts';
+import type pg from 'pg';
+import type { Invoice, InvoiceStatus } from '../commands/invoice/events.ts';
 import { toInvoice, toInvoiceView, type InvoiceView } from './invoice-rows.ts';
 
-const ITEMS = sql<unknown[]>`coalesce((
-  select json_agg(json_build_object(
-    'position', l.position, 'description', l.description, 'quantity', l.quantity::text,
-    'unit_price', l.unit_price::text, 'tax_rate', l.tax_rate::text, 'total', l.total::text) order by l.position)
-  from invoice_lines l where l.invoice_id = i.id), '[]'::json)`;
+const COLUMNS = `i.*,
+  coalesce((select json_agg(json_build_object(
+      'position', l.position, 'description', l.description, 'quantity', l.quantity::text,
+      'unit_price', l.unit_price::text, 'tax_rate', l.tax_rate::text, 'total', l.total::text) order by l.position)
+    from invoice_lines l where l.invoice_id = i.id), '[]'::json) as items,
+  coalesce((select json_agg(json_build_object(
+      'rate', b.rate::text, 'taxable_amount', b.taxable_amount::text, 'tax_amount', b.tax_amount::text) order by b.rate desc)
+    from invoice_tax_breakdown b where b.invoice_id = i.id), '[]'::json) as tax_breakdown`;
 
-const TAX_BREAKDOWN = sql<unknown[]>`coalesce((
-  select json_agg(json_build_object(
-    'rate', b.rate::text, 'taxable_amount', b.taxable_amount::text, 'tax_amount', b.tax_amount::text) order by b.rate desc)
-  from invoice_tax_breakdown b where b.invoice_id = i.id), '[]'::json)`;
-
-function invoiceColumns<QB extends SelectQueryBuilder<any, any, any>>(qb: QB) {
-  return qb
-    .selectAll('i') // numeric columns arrive as strings (pg's default), never as JS numbers
-    .select([ITEMS.as('items'), TAX_BREAKDOWN.as('tax_breakdown')]);
-}
+const GET = `select ${COLUMNS},
+    c.name as c_name, c.type as c_type, c.ice as c_ice, c.email as c_email, c.phone as c_phone,
+    c.address_street as c_address_street, c.address_city as c_address_city,
+    c.address_postal_code as c_address_postal_code, c.address_country as c_address_country
+  from invoices i
+  left join customers c on c.id = i.customer_id and c.organization_id = i.organization_id
+  where i.organization_id = $1 and i.id = $2`;
 
 /** A single invoice with its `customer` (CONTRACT section 5), or null. */
-export async function getInvoice(db: Kysely<any>, organizationId: string, invoiceId: string): Promise<InvoiceView | null> {
-  const row = await invoiceColumns(
-    db
-      .selectFrom('invoices as i')
-      .leftJoin('customers as c', (j) => j.onRef('c.id', '=', 'i.customer_id').onRef('c.organization_id', '=', 'i.organization_id')),
-  )
-    .select([
-      'c.name as c_name', 'c.type as c_type', 'c.ice as c_ice', 'c.email as c_email', 'c.phone as c_phone',
-      'c.address_street as c_address_street', 'c.address_city as c_address_city',
-      'c.address_postal_code as c_address_postal_code', 'c.address_country as c_address_country',
-    ])
-    .where('i.organization_id', '=', organizationId)
-    .where('i.id', '=', invoiceId.toLowerCase())
-    .executeTakeFirst();
-  return row ? toInvoiceView(row) : null;
+export async function getInvoice(pool: pg.Pool, organizationId: string, invoiceId: string): Promise<InvoiceView | null> {
+  const { rows } = await pool.query({ name: 'invoices.get', text: GET, values: [organizationId, invoiceId.toLowerCase()] });
+  return rows[0] ? toInvoiceView(rows[0]) : null;
 }
 
 export interface InvoiceListQuery {
@@ -65,22 +58,37 @@ export interface InvoicePage {
   total: number;
 }
 
-export async function listInvoices(db: Kysely<any>, organizationId: string, q: InvoiceListQuery): Promise<InvoicePage> {
-  let base = db.selectFrom('invoices as i').where('i.organization_id', '=', organizationId);
-  if (q.status) base = base.where('i.status', '=', q.status);
-  if (q.customer_id) base = base.where('i.customer_id', '=', q.customer_id.toLowerCase());
-  if (q.date_from) base = base.where('i.issue_date', '>=', q.date_from);
-  if (q.date_to) base = base.where('i.issue_date', '<=', q.date_to);
-  const page = invoiceColumns(base)
-    .orderBy('i.created_at', q.order)
-    .orderBy('i.id', q.order)
-    .limit(q.per_page)
-    .offset((q.page - 1) * q.per_page)
-    .execute();
+const FILTERS = [
+  ['status', 'i.status = $'],
+  ['customer_id', 'i.customer_id = $'],
+  ['date_from', 'i.issue_date >= $'],
+  ['date_to', 'i.issue_date <= $'],
+] as const;
+
+export async function listInvoices(pool: pg.Pool, organizationId: string, q: InvoiceListQuery): Promise<InvoicePage> {
+  const values: unknown[] = [organizationId];
+  const where = ['i.organization_id = $1'];
+  let key = '';
+  for (const [name, condition] of FILTERS) {
+    const value = q[name];
+    key += value ? '1' : '0';
+    if (!value) continue;
+    values.push(name === 'customer_id' ? value.toLowerCase() : value);
+    where.push(`${condition}${values.length}`);
+  }
+  const direction = q.order === 'asc' ? 'asc' : 'desc';
+  const page = pool.query({
+    name: `invoices.list.${key}.${direction}`,
+    text: `select ${COLUMNS} from invoices i where ${where.join(' and ')}
+           order by i.created_at ${direction}, i.id ${direction} limit $${values.length + 1} offset $${values.length + 2}`,
+    values: [...values, q.per_page, (q.page - 1) * q.per_page],
+  });
   const onlyStatus = !q.customer_id && !q.date_from && !q.date_to;
-  const count = onlyStatus ? statusCount(db, organizationId, q.status) : base.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
-  const [rows, { n }] = await Promise.all([page, count]);
-  return { data: rows.map(toInvoice), total: Number(n) };
+  const count = onlyStatus
+    ? statusCount(pool, organizationId, q.status)
+    : pool.query({ name: `invoices.count.${key}`, text: `select count(*) as n from invoices i where ${where.join(' and ')}`, values });
+  const [rows, counted] = await Promise.all([page, count]);
+  return { data: rows.rows.map(toInvoice), total: Number(counted.rows[0].n) };
 }
 
 /**
@@ -88,11 +96,16 @@ export async function listInvoices(db: Kysely<any>, organizationId: string, q: I
  * counts the projector keeps: exact, and O(statuses) instead of a scan of
  * the organization's invoices. Other filters count the matching rows.
  */
-function statusCount(db: Kysely<any>, organizationId: string, status: InvoiceStatus | undefined): Promise<{ n: string | number }> {
-  let q = db
-    .selectFrom('invoice_status_counts')
-    .select((eb) => eb.fn.coalesce(eb.fn.sum<string>('invoices'), sql<number>`0`).as('n'))
-    .where('organization_id', '=', organizationId);
-  if (status) q = q.where('status', '=', status);
-  return q.executeTakeFirstOrThrow();
+function statusCount(pool: pg.Pool, organizationId: string, status: InvoiceStatus | undefined) {
+  return status
+    ? pool.query({
+        name: 'invoices.count.status',
+        text: 'select coalesce(sum(invoices), 0) as n from invoice_status_counts where organization_id = $1 and status = $2',
+        values: [organizationId, status],
+      })
+    : pool.query({
+        name: 'invoices.count.all',
+        text: 'select coalesce(sum(invoices), 0) as n from invoice_status_counts where organization_id = $1',
+        values: [organizationId],
+      });
 }
