@@ -2,8 +2,14 @@
 
 export type Cell = string | number;
 
+/** Short rows get empty cells at the end. */
+function pad(row: Cell[], length: number): Cell[] {
+  return row.length >= length ? row : [...row, ...Array<Cell>(length - row.length).fill('')];
+}
+
 /** Aligned columns: first column left, the others right. */
 export function formatTable(headers: string[], rows: Cell[][]): string {
+  rows = rows.map((r) => pad(r, headers.length));
   const all = [headers, ...rows.map((r) => r.map(String))];
   const widths = headers.map((_, c) => Math.max(...all.map((r) => String(r[c] ?? '').length)));
   const line = (r: Cell[]) =>
@@ -13,6 +19,7 @@ export function formatTable(headers: string[], rows: Cell[][]): string {
 
 /** The same rows as a Markdown table. */
 export function markdownTable(headers: string[], rows: Cell[][]): string {
+  rows = rows.map((r) => pad(r, headers.length));
   const esc = (c: Cell) => String(c).replace(/\|/g, '\\|');
   return [
     `| ${headers.map(esc).join(' | ')} |`,
