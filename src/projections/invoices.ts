@@ -4,14 +4,15 @@
  * per invoice stream. Every invoice event carries the whole invoice, so a
  * batch collapses to the newest snapshot of each invoice, written with a
  * version guard: a batch applied twice, or replayed by a rebuild, changes
- * nothing. Lines and breakdown are rewritten only for rows that moved.
- * A batch is three set-based statements whatever its size (upsert with
- * counts, deletes, inserts; each table's values go in as unnest arrays), so
- * live batches stay cheap and a replay of a busy year stays fast.
+ * nothing. Lines and breakdown are rewritten only for rows that moved by a
+ * creation or an edit. A batch is one to three set-based statements
+ * whatever its size (upsert with counts; then, if lines changed, deletes and
+ * inserts; values go in as unnest arrays), so live batches stay cheap and a
+ * replay of a busy year stays fast.
  */
 import { sql, type Transaction } from 'kysely';
 import type { InvoiceCustomer } from '../commands/invoice/commands.ts';
-import { INVOICE_EVENT_TYPES, type Invoice, type InvoiceEvent } from '../commands/invoice/events.ts';
+import { INVOICE_EVENT_TYPES, INVOICE_STATUSES, type Invoice, type InvoiceEvent } from '../commands/invoice/events.ts';
 import type { RecordedEvent } from '../eventstore/types.ts';
 import type { Projector } from './projector.ts';
 
@@ -21,6 +22,8 @@ interface Latest {
   pending: boolean;
   /** The buyer frozen by the newest finalization event of the batch, if any. */
   customer: InvoiceCustomer | null;
+  /** Lines change only with InvoiceCreated / InvoiceUpdated; other events leave the stored ones right. */
+  linesChanged: boolean;
 }
 
 function newestPerInvoice(events: RecordedEvent[]): Latest[] {
@@ -37,6 +40,7 @@ function newestPerInvoice(events: RecordedEvent[]): Latest[] {
       // Only InvoiceFinalized can follow the lock, so "pending" is "the newest event is the lock".
       pending: event.type === 'InvoiceFinalizationStarted',
       customer: customer ?? known?.customer ?? null,
+      linesChanged: event.type === 'InvoiceCreated' || event.type === 'InvoiceUpdated' || (known?.linesChanged ?? false),
     });
   }
   return [...newest.values()];
@@ -105,8 +109,10 @@ const UPDATES = sql.raw(
 /**
  * One statement: the version-guarded upsert of the batch's newest snapshots,
  * and the per-status counts moved by what it changed (`before` reads the
- * statement's snapshot, so it sees the statuses as they were). Returns the
- * ids of the rows that moved.
+ * statement's snapshot, so it sees the statuses as they were). Every
+ * organization gets a row per status from its first invoice on (zeros
+ * included), so the counts table is the same however events were batched.
+ * Returns the ids of the rows that moved.
  */
 async function upsertInvoices(trx: Transaction<any>, latest: Latest[]): Promise<string[]> {
   const rows = latest.map(row);
@@ -122,28 +128,28 @@ async function upsertInvoices(trx: Transaction<any>, latest: Latest[]): Promise<
     deltas as (
       select organization_id, status, 1 as n from moved
       union all
-      select m.organization_id, b.status, -1 from moved m join before b on b.id = m.id),
+      select m.organization_id, b.status, -1 from moved m join before b on b.id = m.id
+      union all
+      select distinct m.organization_id, s.status, 0 from moved m cross join unnest(${[...INVOICE_STATUSES]}::text[]) as s(status)),
     counted as (
       insert into invoice_status_counts (organization_id, status, invoices)
-      select organization_id, status, sum(n) from deltas group by 1, 2 having sum(n) <> 0
-      on conflict (organization_id, status) do update set invoices = invoice_status_counts.invoices + excluded.invoices)
+      select organization_id, status, sum(n) from deltas group by 1, 2
+      on conflict (organization_id, status) do update set invoices = invoice_status_counts.invoices + excluded.invoices
+      where excluded.invoices <> 0)
     select id from moved`.execute(trx);
   return moved.map((r) => r.id);
 }
 
 /**
- * Lines and breakdown of the moved invoices are replaced: one statement
- * deletes (and drops counts that fell to zero, so the table is the same
- * however the events were batched), one inserts. Deleting and inserting the
- * same keys cannot share a statement (one snapshot: the insert would collide).
+ * Lines and breakdown of the moved invoices whose lines changed are
+ * replaced: one statement deletes, one inserts (deleting and inserting the
+ * same keys cannot share a statement: one snapshot, the insert would collide).
  */
 async function rewriteLines(trx: Transaction<any>, latest: Latest[]): Promise<void> {
   const ids = latest.map((l) => l.invoice.id);
-  const orgs = [...new Set(latest.map((l) => l.organizationId))];
   await sql`
-    with lines as (delete from invoice_lines where invoice_id = any(${ids}::uuid[])),
-    taxes as (delete from invoice_tax_breakdown where invoice_id = any(${ids}::uuid[]))
-    delete from invoice_status_counts where invoices = 0 and organization_id = any(${orgs}::uuid[])`.execute(trx);
+    with taxes as (delete from invoice_tax_breakdown where invoice_id = any(${ids}::uuid[]))
+    delete from invoice_lines where invoice_id = any(${ids}::uuid[])`.execute(trx);
   const lines = latest.flatMap((l) => l.invoice.items.map((item) => ({ ...item, invoice_id: l.invoice.id, organization_id: l.organizationId })));
   const taxes = latest.flatMap((l) => l.invoice.tax_breakdown.map((t) => ({ ...t, invoice_id: l.invoice.id, organization_id: l.organizationId })));
   const lc = <K extends keyof (typeof lines)[0]>(k: K) => lines.map((l) => l[k]);
@@ -167,7 +173,7 @@ export const invoicesProjector: Projector = {
     const latest = newestPerInvoice(events);
     if (latest.length === 0) return;
     const moved = new Set(await upsertInvoices(trx, latest));
-    const changed = latest.filter((l) => moved.has(l.invoice.id));
+    const changed = latest.filter((l) => l.linesChanged && moved.has(l.invoice.id));
     if (changed.length > 0) await rewriteLines(trx, changed);
   },
 };

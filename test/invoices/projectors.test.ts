@@ -55,6 +55,9 @@ async function traffic(server: TestServer): Promise<void> {
       if (i === 4) await api.action(d.id, 'void', { reason: 'Annulée' });
     }
   }
+  // An organization whose only draft was finalized: its draft count went back to zero.
+  const api = await invoicesClient(server);
+  await api.finalized((await api.customer()).id);
 }
 
 async function readAllEvents(server: TestServer): Promise<RecordedEvent[]> {
@@ -80,14 +83,16 @@ describe('invoice projectors: rebuild and replay', function () {
   after(() => server?.stop());
 
   it('has something to compare (drafts, every status, numbers in two years)', () => {
-    expect(live.invoices).to.have.length(12);
-    expect(live.invoice_lines).to.have.length(24);
-    expect(live.invoice_numbers).to.have.length(10);
+    expect(live.invoices).to.have.length(13);
+    expect(live.invoice_lines).to.have.length(25);
+    expect(live.invoice_numbers).to.have.length(11);
     expect(live.invoices.join()).to.include('"status":"void"').and.include('"finalization_pending":false');
-    // 2 organizations x (1 draft, 1 finalized, 2 sent, 1 paid, 1 void).
-    expect(live.invoice_status_counts.map((r) => JSON.parse(r).status + JSON.parse(r).invoices).sort()).to.deep.equal(
-      ['draft1', 'draft1', 'finalized1', 'finalized1', 'paid1', 'paid1', 'sent2', 'sent2', 'void1', 'void1'],
-    );
+    // 2 organizations x (1 draft, 1 finalized, 2 sent, 1 paid, 1 void), and one with a single finalized
+    // invoice: a status without invoices keeps its row at zero (the same live or rebuilt).
+    expect(live.invoice_status_counts.map((r) => JSON.parse(r).status + JSON.parse(r).invoices).sort()).to.deep.equal([
+      'draft0', 'draft1', 'draft1', 'finalized1', 'finalized1', 'finalized1', 'paid0', 'paid1', 'paid1',
+      'sent0', 'sent2', 'sent2', 'void0', 'void1', 'void1',
+    ]);
   });
 
   it('rebuildProjection from zero gives the live tables back, row for row (after the live ones were damaged)', async () => {
@@ -97,8 +102,8 @@ describe('invoice projectors: rebuild and replay', function () {
     const { store } = server.server.runtime;
     const a = await rebuildProjection(db, store, invoicesProjector);
     const b = await rebuildProjection(db, store, invoiceNumbersProjector);
-    expect(a.rows).to.deep.equal({ invoices: 12, invoice_lines: 24, invoice_tax_breakdown: live.invoice_tax_breakdown.length, invoice_status_counts: live.invoice_status_counts.length });
-    expect(b.rows).to.deep.equal({ invoice_numbers: 10 });
+    expect(a.rows).to.deep.equal({ invoices: 13, invoice_lines: 25, invoice_tax_breakdown: live.invoice_tax_breakdown.length, invoice_status_counts: 15 });
+    expect(b.rows).to.deep.equal({ invoice_numbers: 11 });
     expect(await dumpAll(db)).to.deep.equal(live);
   });
 
