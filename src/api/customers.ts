@@ -9,7 +9,6 @@ import { archiveCustomer, createCustomer, updateCustomer, type CustomerResult, t
 import { getCustomer, listCustomers, type CustomerListQuery } from '../queries/customers.ts';
 import { notFound } from '../shared/errors.ts';
 import type { JsonReply, RequestContext, RouteSpec } from './route.ts';
-import { assertStorableText } from './storable-text.ts';
 import { createCustomerBody, customerSchema, listCustomersQuery, updateCustomerBody } from './schemas/customers.ts';
 
 function organizationOf(ctx: RequestContext): string {
@@ -50,7 +49,6 @@ export const customerRoutes: RouteSpec[] = [
     query: listCustomersQuery,
     response: { type: 'array', items: customerSchema },
     async handler(ctx, { query }: { query: CustomerListQuery }) {
-      assertStorableText(query);
       const { data, total } = await listCustomers(ctx.rt.database.db, organizationOf(ctx), query);
       return { data, pagination: { total, page: query.page, perPage: query.per_page, totalPages: Math.ceil(total / query.per_page) } };
     },
@@ -80,7 +78,6 @@ export const customerRoutes: RouteSpec[] = [
     successStatus: 201,
     response: customerSchema,
     async handler(ctx, { body }) {
-      assertStorableText(body);
       return answer(ctx, await createCustomer(write(ctx), uuidv7(), body), 201);
     },
   },
@@ -95,7 +92,6 @@ export const customerRoutes: RouteSpec[] = [
     response: customerSchema,
     errors: ['VERSION_CONFLICT'],
     async handler(ctx, { params, body }) {
-      assertStorableText(body);
       return answer(ctx, await updateCustomer(write(ctx), params.id, body));
     },
   },

@@ -9,7 +9,6 @@ import type { OrganizationPatch } from '../commands/organization/commands.ts';
 import { getOrganization } from '../queries/organizations.ts';
 import { organizationReply, replyAfterWrite } from './organization-reply.ts';
 import type { RouteSpec } from './route.ts';
-import { assertStorableText } from './storable-text.ts';
 import { organizationPatchBody, organizationResponse } from './schemas/organizations.ts';
 
 export const organizationRoutes: RouteSpec[] = [
@@ -36,7 +35,6 @@ export const organizationRoutes: RouteSpec[] = [
     response: organizationResponse,
     errors: ['VALIDATION_ERROR', 'VERSION_CONFLICT'],
     async handler(ctx, input: { body: OrganizationPatch | undefined }) {
-      assertStorableText(input.body);
       const write = { store: ctx.rt.store, metadata: ctx.metadata(), ifMatch: ctx.ifMatch };
       const result = await updateOrganizationProfile(write, ctx.organizationId!, input.body ?? {});
       return replyAfterWrite(ctx, result);

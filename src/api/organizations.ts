@@ -19,7 +19,6 @@ import { notFound } from '../shared/errors.ts';
 import { PLAN_LIMITS } from './plans.ts';
 import { organizationReply, replyAfterWrite } from './organization-reply.ts';
 import type { RequestContext, RouteSpec } from './route.ts';
-import { assertStorableText } from './storable-text.ts';
 import { organizationCreateBody, organizationListQuery, organizationResponse } from './schemas/organizations.ts';
 
 type CreateBody = Omit<NewOrganizationInput, 'billing_address'> & {
@@ -75,7 +74,6 @@ export const organizationsRoutes: RouteSpec[] = [
     response: organizationResponse,
     errors: ['VALIDATION_ERROR', 'ENTITY_CAP_REACHED'],
     async handler(ctx, input: { body: CreateBody }) {
-      assertStorableText(input.body);
       const { address_street, address_city, address_postal_code, address_country, ...profile } = input.body;
       const account = await getAccount(ctx.rt.database.db, ctx.key.accountId);
       if (!account) throw notFound('Account');

@@ -10,6 +10,7 @@ import _Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020
 import _addFormats from 'ajv-formats';
 import { UUID } from '../../accounts/accounts.ts';
 import { notFound, validationError, type FieldError } from '../../shared/errors.ts';
+import { unstorableFields } from './storable.ts';
 import { parseJsonBody } from '../body.ts';
 import type { RouteSpec } from '../route.ts';
 import { bodySchema, isIdParam, pathParams, querySchema } from './schema.ts';
@@ -92,29 +93,6 @@ export function fieldErrors(errors: readonly ErrorObject[], root: string): Field
   });
 }
 
-/**
- * The first value no route can store, as a field error, or null: a string
- * holding NUL (PostgreSQL text and jsonb cannot store it) or a number beyond
- * 2^53 (not exact in JSON, and past every column). Refused here for every
- * route rather than failing later as a 500 in some query.
- */
-export function unstorable(value: unknown, path = ''): FieldError | null {
-  if (typeof value === 'string') return value.includes('\u0000') ? { field: path, message: 'must not contain NUL characters' } : null;
-  if (typeof value === 'number') return Math.abs(value) > Number.MAX_SAFE_INTEGER ? { field: path, message: 'is too large' } : null;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const found = unstorable(value[i], `${path}[${i}]`);
-      if (found !== null) return found;
-    }
-  } else if (value !== null && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value)) {
-      const found = unstorable(k, path) ?? unstorable(v, path ? `${path}.${k}` : k);
-      if (found !== null) return found;
-    }
-  }
-  return null;
-}
-
 export interface RouteValidator {
   (req: Request): { body: unknown; query: Record<string, unknown>; params: Record<string, string> };
 }
@@ -135,9 +113,10 @@ export function compileValidator(spec: RouteSpec): RouteValidator {
     if (!query(q)) errors.push(...fieldErrors(query.errors ?? [], 'query'));
     if (!body(value)) errors.push(...fieldErrors(body.errors ?? [], 'body'));
     // After ajv, so query numbers are checked once coerced.
-    for (const [root, v] of [['query', q], ['body', value]] as const) {
-      const bad = errors.length ? null : unstorable(v);
-      if (bad) errors.push({ field: bad.field || root, message: bad.message });
+    if (errors.length === 0) {
+      for (const [root, v] of [['query', q], ['body', value]] as const) {
+        for (const bad of unstorableFields(v)) errors.push({ field: bad.field === 'body' ? root : bad.field, message: bad.message });
+      }
     }
     if (errors.length) throw validationError(errors);
     return { body: parsed === undefined && !spec.body ? undefined : value, query: q, params: { ...params } };
