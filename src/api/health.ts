@@ -6,7 +6,7 @@
 import { Router } from 'express';
 import { sql } from 'kysely';
 import { projectors } from '../projections/index.ts';
-import { projectionStatus } from '../projections/status.ts';
+import { consumerNames, projectionStatus } from '../projections/status.ts';
 import type { Runtime } from '../runtime.ts';
 
 const CAUGHT_UP_MS = 5000;
@@ -27,11 +27,13 @@ export function healthRouter(rt: Runtime): Router {
       checks.database = `unreachable: ${(err as Error).message}`;
     }
     try {
-      const status = await projectionStatus(rt.database.db, rt.store, projectors.map((p) => p.name));
+      const readModels = projectors.map((p) => p.name);
+      const status = await projectionStatus(rt.database.db, rt.store, await consumerNames(rt.database.db, readModels));
       checks.event_store = 'ok';
       checks.projections = status.map((s) => {
         const ok = s.error === null && s.lag_ms <= CAUGHT_UP_MS;
-        if (!ok) ready = false;
+        // Reads depend on the read models only; other consumers are shown, not gating.
+        if (!ok && readModels.includes(s.name)) ready = false;
         return { name: s.name, ok, position: s.position, lag_events: s.lag_events, lag_ms: s.lag_ms, failed_event_id: s.failed_event_id, error: s.error };
       });
     } catch (err) {

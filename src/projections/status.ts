@@ -17,6 +17,16 @@ export interface ProjectionStatus {
   updated_at: string;
 }
 
+/**
+ * Every log consumer with a checkpoint: the registered projectors first, then
+ * the others (the webhook subscriber), which writes do not wait for but an
+ * operator must see.
+ */
+export async function consumerNames(db: Kysely<any>, projectorNames: readonly string[]): Promise<string[]> {
+  const others = (await readCheckpoints(db)).map((r) => r.name).filter((n) => !projectorNames.includes(n));
+  return [...projectorNames, ...others];
+}
+
 export async function projectionStatus(db: Kysely<any>, store: EventStore, names: readonly string[]): Promise<ProjectionStatus[]> {
   const head = await store.headPosition();
   const rows = new Map((await readCheckpoints(db)).map((r) => [r.name, r]));
