@@ -12,17 +12,9 @@ import { INVOICE_LIMITS } from '../../commands/invoice/validate.ts';
 import type { JsonSchema } from '../route.ts';
 import { MAX_PAGE } from './customers.ts';
 
-/**
- * No NUL and no lone surrogate: PostgreSQL's jsonb (the event store) refuses
- * both, which would turn a client's typo into a 500. (ajv compiles patterns
- * with the u flag, so a surrogate range matches only unpaired halves.)
- */
-const PRINTABLE = '^[^\\u0000\\uD800-\\uDFFF]*$';
-
 const text = (max: number, description?: string): JsonSchema => ({
   type: ['string', 'null'],
   maxLength: max,
-  pattern: PRINTABLE,
   ...(description ? { description } : {}),
 });
 
@@ -35,7 +27,7 @@ const line: JsonSchema = {
   type: 'object',
   required: ['description', 'quantity', 'unit_price'],
   properties: {
-    description: { type: 'string', minLength: 1, maxLength: MAX_DESCRIPTION, pattern: PRINTABLE },
+    description: { type: 'string', minLength: 1, maxLength: MAX_DESCRIPTION },
     quantity: decimalInput('Greater than 0, at most 4 decimals.'),
     unit_price: decimalInput('At least 0, at most 4 decimals.'),
     tax_rate: { ...decimalInput('Percent, 0 to 100, at most 2 decimals; default 20.'), type: ['number', 'string', 'null'] },
@@ -83,7 +75,7 @@ export const payInvoiceBody: JsonSchema = {
 export const voidInvoiceBody: JsonSchema = {
   type: 'object',
   required: ['reason'],
-  properties: { reason: { type: 'string', maxLength: INVOICE_LIMITS.void_reason, pattern: PRINTABLE, description: '1 to 500 characters.' } },
+  properties: { reason: { type: 'string', maxLength: INVOICE_LIMITS.void_reason, description: '1 to 500 characters.' } },
 };
 
 export const listInvoicesQuery: JsonSchema = {
