@@ -63,37 +63,55 @@ export function rowToOrganization(row: Record<string, any>): Organization {
   };
 }
 
+/** What present() needs besides the organization itself, per organization id. */
+interface Extras {
+  account: Account;
+  keysUsed: number;
+}
+
+function view(o: Organization, x: Extras, schedulesUsed: number): VersionedOrganization {
+  const limits = PLAN_LIMITS[x.account.plan];
+  const v: OrganizationView = {
+    id: o.id, legal_name: o.legal_name, ice: o.ice, rc: o.rc, if_number: o.if_number, vat_number: o.vat_number, phone: o.phone,
+    email: o.email, website: o.website, billing_address: o.billing_address,
+    subscription: { plan: x.account.plan, status: effectiveSubscriptionStatus(x.account), current_period_end: x.account.current_period_end },
+    api_quotas: {
+      requests_per_minute: requestsPerMinute(x.account.plan, x.account.requests_per_minute),
+      api_keys_limit: limits.apiKeysLimit,
+      api_keys_used: x.keysUsed,
+      recurring_schedules_limit: limits.recurringSchedulesLimit,
+      recurring_schedules_used: schedulesUsed,
+    },
+    archived: o.archived, archived_at: o.archived_at, created_at: o.created_at, updated_at: o.updated_at,
+  };
+  return { view: v, version: o.version };
+}
+
+// The account and the active key count ride along with the organization row:
+// one round trip per read, which is most of what a GET /organization costs.
+const WITH_EXTRAS = sql`
+  a.plan, a.subscription_status, a.current_period_end, a.requests_per_minute,
+  (select count(*) from api_keys k where k.organization_id = o.id and k.revoked_at is null)::int as keys_used`;
+
+function extrasOf(row: Record<string, any>): Extras {
+  const account = { id: row.account_id, plan: row.plan, subscription_status: row.subscription_status, current_period_end: row.current_period_end, requests_per_minute: row.requests_per_minute } as Account;
+  return { account, keysUsed: row.keys_used };
+}
+
 /** Adds subscription and quotas to organization snapshots (all of one account or several). */
 export async function present(db: Kysely<any>, organizations: Organization[]): Promise<VersionedOrganization[]> {
   if (organizations.length === 0) return [];
   const ids = organizations.map((o) => o.id);
-  const accountIds = [...new Set(organizations.map((o) => o.account_id))];
-  const accounts = new Map(
-    ((await db.selectFrom('accounts').selectAll().where('id', 'in', accountIds).execute()) as Account[]).map((a) => [a.id, a]),
-  );
-  const { rows: keyRows } = await sql<{ organization_id: string; n: string }>`
-    select organization_id, count(*) as n from api_keys
-     where organization_id = any(${ids}::uuid[]) and revoked_at is null group by organization_id`.execute(db);
-  const keys = new Map(keyRows.map((r) => [r.organization_id, Number(r.n)]));
+  const { rows } = await sql<Record<string, any>>`
+    select o.id, o.account_id, ${WITH_EXTRAS}
+      from organizations o join accounts a on a.id = o.account_id
+     where o.id = any(${ids}::uuid[])`.execute(db);
+  const extras = new Map(rows.map((r) => [r.id as string, extrasOf(r)]));
   const schedules = await countSchedules(db, ids);
   return organizations.map((o) => {
-    const account = accounts.get(o.account_id);
-    if (!account) throw new Error(`organization ${o.id} names a missing account ${o.account_id}`);
-    const limits = PLAN_LIMITS[account.plan];
-    const view: OrganizationView = {
-      id: o.id, legal_name: o.legal_name, ice: o.ice, rc: o.rc, if_number: o.if_number, vat_number: o.vat_number, phone: o.phone,
-      email: o.email, website: o.website, billing_address: o.billing_address,
-      subscription: { plan: account.plan, status: effectiveSubscriptionStatus(account), current_period_end: account.current_period_end },
-      api_quotas: {
-        requests_per_minute: requestsPerMinute(account.plan, account.requests_per_minute),
-        api_keys_limit: limits.apiKeysLimit,
-        api_keys_used: keys.get(o.id) ?? 0,
-        recurring_schedules_limit: limits.recurringSchedulesLimit,
-        recurring_schedules_used: schedules.get(o.id) ?? 0,
-      },
-      archived: o.archived, archived_at: o.archived_at, created_at: o.created_at, updated_at: o.updated_at,
-    };
-    return { view, version: o.version };
+    const x = extras.get(o.id);
+    if (!x) throw new Error(`organization ${o.id} names a missing account ${o.account_id}`);
+    return view(o, x, schedules.get(o.id) ?? 0);
   });
 }
 
@@ -106,8 +124,13 @@ export async function findOrganization(db: Kysely<any>, id: string, accountId?: 
 }
 
 export async function getOrganization(db: Kysely<any>, id: string, accountId?: string): Promise<VersionedOrganization | null> {
-  const organization = await findOrganization(db, id, accountId);
-  return organization ? (await present(db, [organization]))[0] : null;
+  const { rows } = await sql<Record<string, any>>`
+    select o.*, ${WITH_EXTRAS}
+      from organizations o join accounts a on a.id = o.account_id
+     where o.id = ${id} ${accountId === undefined ? sql`` : sql`and o.account_id = ${accountId}`}`.execute(db);
+  if (!rows[0]) return null;
+  const schedules = await countSchedules(db, [id]);
+  return view(rowToOrganization(rows[0]), extrasOf(rows[0]), schedules.get(id) ?? 0);
 }
 
 export interface OrganizationListQuery {
