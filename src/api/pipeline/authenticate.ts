@@ -3,6 +3,10 @@
  * key by the SHA-256 of the Bearer secret, with its account and (for an
  * organization key) its organization, so the later checks need no more reads.
  * No cache: a revoked key fails on the very next request.
+ *
+ * The same statement counts the request in the key's rate-limit window
+ * (ratelimit.ts): one round trip for both, which is most of the pipeline's
+ * cost per request. Requests with an unknown key are not counted.
  */
 import type { Request } from 'express';
 import { effectiveSubscriptionStatus, type SubscriptionStatus } from '../../accounts/accounts.ts';
@@ -10,6 +14,7 @@ import { hashSecret, modeOfSecret, sameHash } from '../../accounts/keys.ts';
 import type { Runtime } from '../../runtime.ts';
 import { DomainError } from '../../shared/errors.ts';
 import { requestsPerMinute, type Plan } from '../plans.ts';
+import { COUNT_REQUEST, windowOf, type RateWindow } from './ratelimit.ts';
 import type { ApiKeyInfo, Scope } from '../route.ts';
 
 export interface OrganizationState {
@@ -26,16 +31,21 @@ export interface Principal {
   requestsPerMinute: number;
   /** The organization of an organization key (null for account keys). */
   keyOrganization: OrganizationState | null;
+  /** This request's place in the key's rate-limit window. */
+  window: RateWindow;
 }
 
 const KEY_QUERY = `
-  select k.id, k.kind, k.mode, k.account_id, k.organization_id, k.scopes, k.secret_hash,
-         a.plan, a.subscription_status, a.current_period_end, a.requests_per_minute,
-         o.account_id as org_account_id, o.archived as org_archived, o.api_enabled as org_api_enabled
-    from api_keys k
-    join accounts a on a.id = k.account_id
-    left join organizations o on o.id = k.organization_id
-   where k.secret_hash = $1 and k.revoked_at is null`;
+  with caller as (
+    select k.id, k.kind, k.mode, k.account_id, k.organization_id, k.scopes, k.secret_hash,
+           a.plan, a.subscription_status, a.current_period_end, a.requests_per_minute,
+           o.account_id as org_account_id, o.archived as org_archived, o.api_enabled as org_api_enabled
+      from api_keys k
+      join accounts a on a.id = k.account_id
+      left join organizations o on o.id = k.organization_id
+     where k.secret_hash = $1 and k.revoked_at is null
+  ), hit as (${COUNT_REQUEST})
+  select caller.*, hit.points as window_points, hit.expire as window_expire from caller left join hit on true`;
 
 const MESSAGE = 'Invalid or missing API key. Send it as Authorization: Bearer <key>.';
 
@@ -61,7 +71,7 @@ export async function authenticate(rt: Runtime, req: Request): Promise<Principal
   }
   const hash = hashSecret(secret);
   // A named statement: planned once per connection, not on every request.
-  const { rows } = await rt.database.pool.query({ name: 'pipeline-authenticate', text: KEY_QUERY, values: [hash] });
+  const { rows } = await rt.database.pool.query({ name: 'pipeline-authenticate', text: KEY_QUERY, values: [hash, Date.now()] });
   const row = rows[0];
   if (!row || !sameHash(row.secret_hash, hash) || row.mode !== mode) throw unauthorized();
   // An organization key whose organization is gone from the read model cannot act anywhere.
@@ -77,6 +87,7 @@ export async function authenticate(rt: Runtime, req: Request): Promise<Principal
   };
   return {
     key,
+    window: windowOf(row.window_points, row.window_expire),
     plan: row.plan,
     subscription: effectiveSubscriptionStatus(row),
     requestsPerMinute: requestsPerMinute(row.plan, row.requests_per_minute),

@@ -13,14 +13,13 @@ import { authorize } from './access.ts';
 import { authenticate } from './authenticate.ts';
 import { createContext } from './context.ts';
 import { begin, finish, fingerprint, idempotencyKeyOf, purgeExpired, release } from './idempotency.ts';
-import { enforceRateLimit, RateLimits, setRateLimitHeaders } from './ratelimit.ts';
+import { enforceRateLimit, rateLimitOf, setRateLimitHeaders } from './ratelimit.ts';
 import { renderError, renderReply, send, type Rendered } from './reply.ts';
 import { compileValidator } from './validate.ts';
 
 const PURGE_EVERY = 1000; // idempotent requests between two purges of expired keys
 
 export function mountRoutes(router: Router, rt: Runtime, specs: readonly RouteSpec[]): void {
-  const limits = new RateLimits(rt.database.pool);
   let idempotentRequests = 0;
   for (const spec of specs) {
     const validate = compileValidator(spec); // at start-up: a bad schema fails early
@@ -28,7 +27,7 @@ export function mountRoutes(router: Router, rt: Runtime, specs: readonly RouteSp
       try {
         const principal = await authenticate(rt, req);
         res.locals.keyId = principal.key.id;
-        const rate = await limits.consume(principal.key.id, principal.requestsPerMinute);
+        const rate = rateLimitOf(principal.window, principal.requestsPerMinute);
         setRateLimitHeaders(res, rate);
         const organizationId = await authorize(rt, req, spec, principal);
         enforceRateLimit(res, rate);

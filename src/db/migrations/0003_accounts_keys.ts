@@ -5,8 +5,8 @@ import { sql, type Kysely } from 'kysely';
  * settings and bookkeeping, not business history; DESIGN section 4).
  * - accounts: the customer of the platform, its plan and subscription.
  * - api_keys: only the SHA-256 of each secret, plus a display prefix/last4.
- * - rate_limits: rate-limiter-flexible's RateLimiterPostgres store (its own
- *   column layout), shared by every API process.
+ * - rate_limits: per-key fixed-window counters (src/api/pipeline/ratelimit.ts;
+ *   first written for rate-limiter-flexible's layout), shared by every API process.
  * - idempotency_keys: first response of each (key, Idempotency-Key), 24 h.
  */
 export async function up(db: Kysely<any>): Promise<void> {
