@@ -1,7 +1,7 @@
 /**
  * Measuring one case of the invoice benchmark: ours and the baseline in two
  * alternating halves each (baseline, ours, baseline, ours), at concurrency
- * 32, with throughput, latency, and the CPU each side used per request: the
+ * 32 (or 1, for the service time without queueing), with throughput, latency, and the CPU each side used per request: the
  * server process's (from /proc) and its PostgreSQL backends' (found by
  * application_name). On the shared 2-core machine throughput swings with
  * other load; CPU per request hardly does, so it is the figure to compare.
@@ -34,7 +34,7 @@ async function cpuOf(pool: pg.Pool, side: Side): Promise<{ node: number; pg: Map
   return { node: processCpuMs(side.pid), pg: new Map(rows.map((r) => [r.pid as number, processCpuMs(r.pid)])) };
 }
 
-export async function alternating(pool: pg.Pool, count: number, ours: Side, base: Side): Promise<{ ours: Measured; base: Measured }> {
+export async function alternating(pool: pg.Pool, count: number, ours: Side, base: Side, concurrency = CONCURRENCY): Promise<{ ours: Measured; base: Measured }> {
   const zero = () => ({ ms: 0, lat: [] as number[], done: 0, node: 0, pg: 0 });
   const acc = { ours: zero(), base: zero() };
   const half = Math.floor(count / 2);
@@ -43,7 +43,7 @@ export async function alternating(pool: pg.Pool, count: number, ours: Side, base
     const size = a.done === 0 ? half : count - half;
     const offset = a.done;
     const before = await cpuOf(pool, side);
-    const r = await runConcurrently(size, CONCURRENCY, (i) => side.task(offset + i), { latencies: true });
+    const r = await runConcurrently(size, concurrency, (i) => side.task(offset + i), { latencies: true });
     const after = await cpuOf(pool, side);
     a.node += after.node - before.node;
     for (const [pid, ms] of after.pg) a.pg += Math.max(0, ms - (before.pg.get(pid) ?? 0));

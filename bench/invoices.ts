@@ -10,6 +10,8 @@
  *  (c) list 20 with a status filter in an organization holding 100,000
  *      invoices (seeded in bulk through the event store, projected by the
  *      running server): latency   vs one indexed select + one count
+ * and each again one request at a time (a1, b1, c1): the service time,
+ * without the queueing of 32 clients on a 2-core machine.
  *
  * Cases alternate halves (baseline, ours, baseline, ours) so drifting noise
  * on a shared machine hits both alike. BENCH_SCALE multiplies the request
@@ -34,7 +36,7 @@ import { seedInvoices } from './invoices-seed.ts';
 
 const SCALE = Number(process.env.BENCH_SCALE ?? '1') || 1;
 const n = (count: number) => Math.max(64, Math.round(count * SCALE));
-const COUNTS = { warmup: n(300), create: n(4000), list: n(4000), seed: Number(process.env.BENCH_SEED ?? 100_000) };
+const COUNTS = { warmup: n(300), create: n(4000), list: n(4000), alone: n(1000), seed: Number(process.env.BENCH_SEED ?? 100_000) };
 
 const items = Array.from({ length: 5 }, (_, i) => ({ description: `Prestation de conseil ${i + 1}`, quantity: i + 1, unit_price: 1250.5, tax_rate: i === 4 ? 10 : 20 }));
 
@@ -112,12 +114,21 @@ export async function run(): Promise<void> {
     const oursSide = (task: (i: number) => Promise<unknown>) => side(ours, 'invoicing%', task);
     const baseSide = (task: (i: number) => Promise<unknown>) => side(base, 'bench-baseline', task);
     const create = await alternating(database.pool, COUNTS.create, oursSide(createOurs), baseSide(createBase));
+    const createAlone = await alternating(database.pool, COUNTS.alone, oursSide(createOurs), baseSide(createBase), 1);
     step('create measured');
     const finalize = await alternating(
       database.pool,
       COUNTS.create,
       oursSide((i) => expectStatus(request(`${api}/invoices/${ourIds[i]}/finalize`, 'POST', undefined, auth), 200)),
       baseSide((i) => expectStatus(request(`${base.url}/invoices/${baseIds[i]}/finalize`, 'POST'), 200)),
+    );
+    const at = COUNTS.create; // the drafts of createAlone
+    const finalizeAlone = await alternating(
+      database.pool,
+      COUNTS.alone,
+      oursSide((i) => expectStatus(request(`${api}/invoices/${ourIds[at + i]}/finalize`, 'POST', undefined, auth), 200)),
+      baseSide((i) => expectStatus(request(`${base.url}/invoices/${baseIds[at + i]}/finalize`, 'POST'), 200)),
+      1,
     );
     step('finalize measured');
 
@@ -134,15 +145,14 @@ export async function run(): Promise<void> {
     // What autovacuum would have done by now on a live system (visibility map for index-only counts, statistics).
     for (const table of ['invoices', 'invoice_lines', 'invoice_tax_breakdown', 'bl_invoices']) await database.pool.query(`vacuum analyze ${table}`);
     const bigAuth = { authorization: `Bearer ${big.secret}` };
-    const list = await alternating(
-      database.pool,
-      COUNTS.list,
-      oursSide(async () => {
-        const r = await expectStatus(request(`${api}/invoices?status=paid&per_page=20`, 'GET', undefined, bigAuth), 200);
-        if (r.body.data.length !== 20) throw new Error('list returned fewer than 20 invoices');
-      }),
-      baseSide(() => expectStatus(request(`${base.url}/invoices?status=paid&organization_id=${big.organizationId}`, 'GET'), 200)),
-    );
+    const listOurs = oursSide(async () => {
+      const r = await expectStatus(request(`${api}/invoices?status=paid&per_page=20`, 'GET', undefined, bigAuth), 200);
+      if (r.body.data.length !== 20) throw new Error('list returned fewer than 20 invoices');
+    });
+    const listBase = baseSide(() => expectStatus(request(`${base.url}/invoices?status=paid&organization_id=${big.organizationId}`, 'GET'), 200));
+    const list = await alternating(database.pool, COUNTS.list, listOurs, listBase);
+    // The same one request at a time: the service time, without the queueing of 32 clients on 2 cores.
+    const listAlone = await alternating(database.pool, COUNTS.alone, listOurs, listBase, 1);
     step('list measured');
 
     const headers = ['case', 'ours /s', 'base /s', 'ratio', 'ours p50', 'ours p99', 'base p99', 'CPU/req ours node+pg', 'base', 'target', 'met'];
@@ -153,8 +163,11 @@ export async function run(): Promise<void> {
     ];
     const rows = [
       row('(a) create, 5 lines', create, '>= 1,000/s, p99 < 100 ms', create.ours.perSecond >= 1000 && create.ours.latency.p99 < 100),
+      row('(a1) the same, concurrency 1', createAlone, 'p99 < 100 ms', createAlone.ours.latency.p99 < 100),
       row('(b) finalize', finalize, '>= 500/s, p99 < 100 ms', finalize.ours.perSecond >= 500 && finalize.ours.latency.p99 < 100),
+      row('(b1) the same, concurrency 1', finalizeAlone, 'p99 < 100 ms', finalizeAlone.ours.latency.p99 < 100),
       row(`(c) list 20 of ${fmtInt(COUNTS.seed)}, status filter`, list, 'p99 < 20 ms', list.ours.latency.p99 < 20),
+      row('(c1) the same, concurrency 1', listAlone, 'p99 < 20 ms', listAlone.ours.latency.p99 < 20),
     ];
     console.log('');
     console.log(formatTable(headers, rows));
