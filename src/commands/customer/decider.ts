@@ -5,6 +5,7 @@
  * append (DESIGN section 3) using iceChange().
  */
 import type { Decider } from '../shared/decider.ts';
+import { sameJson } from '../shared/same-json.ts';
 import { DomainError, notFound } from '../../shared/errors.ts';
 import type { CustomerCommand } from './commands.ts';
 import type { Customer, CustomerEvent } from './events.ts';
@@ -69,7 +70,7 @@ function decideCustomer(command: CustomerCommand, state: CustomerState): Custome
 
 function changedFields(before: Customer, after: Customer): string[] {
   const keys = Object.keys(after) as (keyof Customer)[];
-  return keys.filter((key) => JSON.stringify(before[key]) !== JSON.stringify(after[key]));
+  return keys.filter((key) => !sameJson(before[key], after[key]));
 }
 
 export const customerDecider: Decider<CustomerCommand, CustomerEvent, CustomerState> = {

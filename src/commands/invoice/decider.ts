@@ -13,6 +13,7 @@
 import { DomainError, notFound } from '../../shared/errors.ts';
 import { zeroAmount } from '../../shared/money.ts';
 import type { Decider } from '../shared/decider.ts';
+import { sameJson } from '../shared/same-json.ts';
 import type { InvoiceCommand, InvoiceCustomer } from './commands.ts';
 import type { Invoice, InvoiceEvent } from './events.ts';
 import { priceLines } from './lines.ts';
@@ -154,20 +155,6 @@ function decideInvoice(command: InvoiceCommand, state: InvoiceState): InvoiceEve
       return [{ type: 'InvoiceVoided', data: { invoice, reason } }];
     }
   }
-}
-
-/**
- * Deep equality of JSON values, blind to key order: a state folded from a
- * PostgreSQL jsonb column has its object keys reordered, and that must not
- * make an unchanged line look changed.
- */
-function sameJson(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  const ka = Object.keys(a);
-  const kb = Object.keys(b);
-  return ka.length === kb.length && ka.every((k) => sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
 }
 
 function transitionRefused(target: string, invoice: Invoice, lockedDraft: boolean): DomainError {

@@ -8,6 +8,7 @@
  */
 import { DomainError, notFound } from '../../shared/errors.ts';
 import type { Decider } from '../shared/decider.ts';
+import { sameJson } from '../shared/same-json.ts';
 import type { OrganizationCommand } from './commands.ts';
 import type { Organization, OrganizationEvent } from './events.ts';
 import { PROFILE_FIELDS, validateNewOrganization, validateOrganizationPatch } from './validate.ts';
@@ -74,7 +75,7 @@ function decideOrganization(command: OrganizationCommand, state: OrganizationSta
     case 'UpdateOrganizationProfile': {
       if (current.archived) throw organizationArchivedError();
       const next: Organization = { ...current, ...validateOrganizationPatch(command.data.patch) };
-      const changed_fields = PROFILE_FIELDS.filter((f) => JSON.stringify(current[f]) !== JSON.stringify(next[f]));
+      const changed_fields = PROFILE_FIELDS.filter((f) => !sameJson(current[f], next[f]));
       // A PATCH that changes nothing appends nothing: same version, no event.
       if (changed_fields.length === 0) return [];
       const organization = { ...next, updated_at: now, version };
