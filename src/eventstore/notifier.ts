@@ -65,3 +65,49 @@ export class Notifier {
     await c?.end().catch(() => {});
   }
 }
+
+type Queryable = { query(text: string, values?: unknown[]): Promise<unknown> };
+
+/**
+ * Sends NOTIFY <channel> after the fact, outside the writer's transaction.
+ * PostgreSQL serializes the commits of all transactions that notify with one
+ * database-wide lock held through the WAL flush; inside a hot write
+ * transaction (an append, a projector batch) it made concurrent writers
+ * commit one at a time (docs/performance.md). So the NOTIFY goes in its own
+ * transaction right after the commit, one at a time per sender (newer values
+ * meanwhile coalesce into the next one: only the newest matters), committed
+ * without waiting for the flush (a notification is never durable anyway).
+ * Writers do not wait for it. Should the process die in between, listeners
+ * find the news at their next poll.
+ */
+export class CoalescedNotify {
+  private newest: string | null = null;
+  private sending: Promise<void> | null = null;
+
+  constructor(
+    private readonly db: Queryable,
+    private readonly channel: string,
+    private readonly payload: (value: string) => string = (v) => v,
+  ) {}
+
+  /** Values are positions: they sort as strings, and only the newest is sent. */
+  signal(value: string): void {
+    if (this.newest === null || value > this.newest) this.newest = value;
+    this.sending ??= this.send();
+  }
+
+  private async send(): Promise<void> {
+    while (this.newest !== null) {
+      const value = this.newest;
+      this.newest = null;
+      await this.db
+        .query(`select set_config('synchronous_commit', 'off', true), pg_notify($1, $2)`, [this.channel, this.payload(value)])
+        .catch(() => {});
+    }
+    this.sending = null;
+  }
+
+  async close(): Promise<void> {
+    await this.sending;
+  }
+}

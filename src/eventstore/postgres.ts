@@ -6,7 +6,7 @@
  * (AppendedSignal), not from inside the append transaction.
  */
 import type pg from 'pg';
-import { Notifier } from './notifier.ts';
+import { CoalescedNotify, Notifier } from './notifier.ts';
 import { decodePosition, encodePosition } from './position.ts';
 import { subscribeByPolling } from './polling-subscription.ts';
 import {
@@ -113,50 +113,12 @@ export async function readAllFrom(db: Queryable, after: string | null, limit: nu
   return rows.map(toRecorded);
 }
 
-/**
- * Wakes log consumers (in every process) after appends commit: NOTIFY
- * es_appended with the newest appended position. PostgreSQL serializes the
- * commits of all transactions that notify with one database-wide lock held
- * through the WAL flush; inside the append transaction it made concurrent
- * appends commit one at a time (docs/performance.md, "Event store"). So the
- * NOTIFY goes in its own transaction, after the commit, one at a time per
- * store (appends meanwhile coalesce into the next one), committed without
- * waiting for the flush (a notification is never durable anyway). Appends do
- * not wait for it. Should the process die between a commit and its NOTIFY,
- * consumers find the events at their next poll.
- */
-class AppendedSignal {
-  private newest: string | null = null;
-  private sending: Promise<void> | null = null;
-
-  constructor(private readonly db: Queryable) {}
-
-  signal(position: string): void {
-    if (this.newest === null || position > this.newest) this.newest = position;
-    this.sending ??= this.send();
-  }
-
-  private async send(): Promise<void> {
-    while (this.newest !== null) {
-      const position = this.newest;
-      this.newest = null;
-      await this.db
-        .query(`select set_config('synchronous_commit', 'off', true), pg_notify('es_appended', $1)`, [position])
-        .catch(() => {});
-    }
-    this.sending = null;
-  }
-
-  async close(): Promise<void> {
-    await this.sending;
-  }
-}
-
 export async function createPostgresEventStore(pool: pg.Pool, url?: string): Promise<EventStore> {
   const connectionUrl = url ?? (pool.options as any).connectionString;
   const notifier = new Notifier(connectionUrl, 'es_appended');
   const subscriptions = new Set<{ stop(): Promise<void> }>();
-  const appended = new AppendedSignal(pool);
+  // Wakes log consumers in every process once an append has committed.
+  const appended = new CoalescedNotify(pool, 'es_appended');
 
   return {
     kind: 'postgres',

@@ -12,11 +12,15 @@ export async function lockCheckpoint(trx: Transaction<any>, name: string): Promi
   return rows[0]?.position ?? null;
 }
 
-/** Moves the checkpoint and tells waiters in every process (delivered on commit). */
-export async function moveCheckpoint(trx: Transaction<any>, name: string, position: string): Promise<void> {
+/**
+ * Moves the checkpoint. With `notify` it also tells waiters in every process
+ * (delivered on commit); the runner's hot path announces after its commit
+ * instead (CoalescedNotify), so projectors do not serialize each other's commits.
+ */
+export async function moveCheckpoint(trx: Transaction<any>, name: string, position: string, notify = true): Promise<void> {
   await sql`update projection_checkpoints set position = ${position}, updated_at = now(), failed_event_id = null, error = null
             where name = ${name}`.execute(trx);
-  await sql`select pg_notify('projection_progress', ${`${name} ${position}`})`.execute(trx);
+  if (notify) await sql`select pg_notify('projection_progress', ${`${name} ${position}`})`.execute(trx);
 }
 
 export async function recordFailure(db: Kysely<any>, name: string, eventId: string | null, error: string): Promise<void> {

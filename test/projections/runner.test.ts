@@ -131,6 +131,24 @@ describe('projection runner', () => {
     expect(runner.state).to.equal('running');
   });
 
+  it('batches with nothing to apply move on at once and are stored shortly after, never backwards', async () => {
+    start(counter());
+    const before = await store.appendToStream('mix', [ev('Counted', { tag: 'a' })], 'any');
+    expect(await progress.waitFor(before.position, 5000)).to.equal(true);
+    let last = '';
+    for (let i = 0; i < 30; i++) last = (await store.appendToStream(`other-${i}`, [ev('Ignored', {})], 'any')).position;
+    // Waiters are told without a checkpoint transaction...
+    expect(await progress.waitFor(last, 5000)).to.equal(true);
+    // ...and the stored checkpoint follows within the flush delay.
+    await until(async () => {
+      const { rows } = await sql<{ position: string }>`select position from projection_checkpoints where name = 'counter'`.execute(t.db);
+      return rows[0].position === last;
+    }, 5000);
+    const after = await store.appendToStream('mix', [ev('Counted', { tag: 'b' })], 'any');
+    expect(await progress.waitFor(after.position, 5000)).to.equal(true);
+    expect(await counts()).to.deep.equal([{ stream: 'mix', n: 2, last_tag: 'b' }]);
+  });
+
   it('rebuild from zero while the runner keeps projecting gives the same rows', async () => {
     start(counter());
     const writes = (from: number, n: number) =>
