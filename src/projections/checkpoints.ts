@@ -5,10 +5,16 @@ export async function ensureCheckpoint(db: Kysely<any>, name: string): Promise<v
   await sql`insert into projection_checkpoints (name, position) values (${name}, null) on conflict do nothing`.execute(db);
 }
 
-/** Locks the checkpoint row for this transaction and returns its position. */
-export async function lockCheckpoint(trx: Transaction<any>, name: string): Promise<string | null> {
+/**
+ * Locks the checkpoint row for this transaction and returns its position.
+ * With `asyncCommit` the transaction also commits without waiting for the WAL
+ * flush (same round trip): read models are derived data, so a batch lost in a
+ * crash takes its checkpoint with it and is simply applied again.
+ */
+export async function lockCheckpoint(trx: Transaction<any>, name: string, asyncCommit = false): Promise<string | null> {
   const { rows } = await sql<{ position: string | null }>`
-    select position from projection_checkpoints where name = ${name} for update`.execute(trx);
+    select ${asyncCommit ? sql`set_config('synchronous_commit', 'off', true),` : sql``} position
+      from projection_checkpoints where name = ${name} for update`.execute(trx);
   return rows[0]?.position ?? null;
 }
 

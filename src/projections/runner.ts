@@ -227,7 +227,8 @@ export class ProjectionRunner {
       const position = target ?? this.checkpoint;
       if (position === null || comparePositions(position, this.persisted) <= 0) return;
       await this.deps.db.transaction().execute(async (trx) => {
-        const stored = await lockCheckpoint(trx, name);
+        const stored = await lockCheckpoint(trx, name, true); // commits without waiting for the flush
+
         if (stored !== this.persisted) throw new CheckpointMoved();
         if (events.length > 0) await this.projector.apply(events, trx);
         await moveCheckpoint(trx, name, position, false);
