@@ -56,8 +56,16 @@ export class LogCache {
     }
     if (i < this.events.length) return this.events.slice(i, i + limit);
     // At the tail: one query for everyone waiting here.
-    if (this.inflight?.from !== after) this.inflight = { from: after, result: this.extend(after, limit) };
-    return (await this.inflight.result).slice(0, limit);
+    const joined = this.inflight?.from === after;
+    if (!joined) this.inflight = { from: after, result: this.extend(after, limit) };
+    const fetched = await this.inflight!.result;
+    // A query that started before this reader was woken may have missed what
+    // woke it: an empty answer from a joined query is asked again, fresh.
+    if (joined && fetched.length === 0) {
+      if (this.inflight?.from !== after) this.inflight = { from: after, result: this.extend(after, limit) };
+      return (await this.inflight!.result).slice(0, limit);
+    }
+    return fetched.slice(0, limit);
   }
 
   private async extend(from: string | null, limit: number): Promise<RecordedEvent[]> {
