@@ -6,7 +6,6 @@
  * (AppendedSignal), not from inside the append transaction.
  */
 import type pg from 'pg';
-import { LogCache } from './log-cache.ts';
 import { CoalescedNotify, Notifier } from './notifier.ts';
 import { decodePosition, encodePosition } from './position.ts';
 import { subscribeByPolling } from './polling-subscription.ts';
@@ -120,8 +119,6 @@ export async function createPostgresEventStore(pool: pg.Pool, url?: string): Pro
   const subscriptions = new Set<{ stop(): Promise<void> }>();
   // Wakes log consumers in every process once an append has committed.
   const appended = new CoalescedNotify(pool, 'es_appended');
-  // Subscriptions of this process share one reader of the log's tail.
-  const tail = new LogCache((after, limit) => readAllFrom(pool, after, limit));
 
   return {
     kind: 'postgres',
@@ -150,7 +147,7 @@ export async function createPostgresEventStore(pool: pg.Pool, url?: string): Pro
         handler,
         batchSize: options.batchSize ?? 500,
         onError: options.onError,
-        read: (cp, n) => tail.readAll(cp, n),
+        read: (cp, n) => readAllFrom(pool, cp, n),
         notifier,
       });
       subscriptions.add(sub);

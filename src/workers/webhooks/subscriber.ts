@@ -10,7 +10,7 @@
  *   the body (convention A or B) is frozen here, with the snapshot as of the
  *   event, so retries and replays send the very same bytes.
  * - An endpoint gets the events that happen after it was configured (event
- *   time >= endpoint created_at): a subscriber catching up after downtime
+ *   time >= endpoint created_at, compared at the millisecond the event time has): a subscriber catching up after downtime
  *   does not flood a new endpoint with history.
  * - unique (event_id, endpoint_id) + on conflict do nothing: a batch handled
  *   twice (or a checkpoint moved back) creates nothing new.
@@ -56,7 +56,7 @@ export const webhookSubscriber: Projector = {
                   ${rows.map((r) => r.pub.name)}::text[], ${rows.map((r) => deliveryBody('A', r.pub))}::text[],
                   ${rows.map((r) => deliveryBody('B', r.pub))}::text[], ${rows.map((r) => r.at.toISOString())}::timestamptz[])
            with ordinality as x(org, event_id, name, body_a, body_b, at, n)
-      join webhook_endpoints e on e.organization_id = x.org and e.enabled and x.name = any(e.events) and e.created_at <= x.at
+      join webhook_endpoints e on e.organization_id = x.org and e.enabled and x.name = any(e.events) and date_trunc('milliseconds', e.created_at) <= x.at
       order by x.n, e.created_at
       on conflict (event_id, endpoint_id) do nothing`.execute(trx);
     if (numAffectedRows && numAffectedRows > 0n) await sql`select pg_notify(${DELIVERIES_CHANNEL}, '')`.execute(trx);
