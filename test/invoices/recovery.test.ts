@@ -95,6 +95,8 @@ describe('finalization recovery', function () {
     expect(results.filter((r) => typeof r === 'string')).to.satisfy((ns: string[]) => ns.every((n) => n === 'INV-2026-000001'));
     const events = (await api.events(a.id)).body.data;
     expect(events.filter((e: any) => e.type === 'invoice.finalized')).to.have.length(1);
+    // Recovery is no API write: nothing waited for the read model yet.
+    expect(await rt().progress.waitFor((await rt().store.headPosition())!, 5000)).to.equal(true);
     expect((await api.get(a.id)).body.data.invoice_number).to.equal('INV-2026-000001');
     expect((await api.finalized(customer.id)).invoice_number).to.equal('INV-2026-000003');
   });
