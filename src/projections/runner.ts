@@ -5,14 +5,23 @@
  * dedicated connection: if the process dies, the lock goes with it).
  * A failing event stops the projector, is logged with the event id and shown
  * by /readyz; it is retried with backoff, never skipped.
+ *
+ * A batch with nothing for this projector needs no transaction: the runner
+ * moves on in memory, tells waiters at once, and stores the checkpoint within
+ * FLUSH_MS (or with its next real batch). Nothing is lost by a crash in
+ * between: those events are read again and again need nothing. Six consumers
+ * follow one log, and most events concern one or two of them.
  */
-import { sql, type Kysely } from 'kysely';
+import { CompiledQuery, sql, type Kysely } from 'kysely';
 import pg from 'pg';
-import type { EventStore, RecordedEvent } from '../eventstore/types.ts';
+import { comparePositions, type EventStore, type RecordedEvent } from '../eventstore/types.ts';
 import type { Logger } from '../shared/logger.ts';
 import { ensureCheckpoint, lockCheckpoint, moveCheckpoint, recordFailure } from './checkpoints.ts';
 import type { ProjectionProgress } from './progress.ts';
 import type { Projector } from './projector.ts';
+import { CoalescedNotify } from '../eventstore/notifier.ts';
+
+const FLUSH_MS = 500;
 
 export interface RunnerDeps {
   db: Kysely<any>;
@@ -40,11 +49,24 @@ export class ProjectionRunner {
   private stopped = false;
   private wake: (() => void) | null = null;
   private loop: Promise<void> | null = null;
+  /** How far this runner has read and applied (in memory). */
   private checkpoint: string | null = null;
+  /** The checkpoint as stored; a transaction that finds another one lost the projector to a rebuild. */
+  private persisted: string | null = null;
+  /** Checkpoint writes, one at a time (batches and the lazy flush). */
+  private writes: Promise<unknown> = Promise.resolve();
+  private flushTimer: NodeJS.Timeout | null = null;
+  private moved: (() => void) | null = null;
   private readonly handles: Set<string>;
+  private readonly announce: CoalescedNotify;
 
   constructor(private readonly deps: RunnerDeps, readonly projector: Projector) {
     this.handles = new Set(projector.handles);
+    this.announce = new CoalescedNotify(
+      { query: (text, values) => deps.db.executeQuery(CompiledQuery.raw(text, values ?? [])) },
+      'projection_progress',
+      (position) => `${projector.name} ${position}`,
+    );
   }
 
   start(): void {
@@ -111,7 +133,7 @@ export class ProjectionRunner {
     const { db, store, logger } = this.deps;
     const name = this.projector.name;
     const { rows } = await sql<{ position: string | null }>`select position from projection_checkpoints where name = ${name}`.execute(db);
-    this.checkpoint = rows[0]?.position ?? null;
+    this.checkpoint = this.persisted = rows[0]?.position ?? null;
     this.deps.progress?.report(name, this.checkpoint);
     if (this.state !== 'failed') this.state = 'running';
     let finish: (why: 'stopped' | 'moved' | 'failed' | 'lost') => void = () => {};
@@ -130,10 +152,14 @@ export class ProjectionRunner {
       },
     });
     void lockLost.then(() => finish('lost'));
+    this.moved = () => finish('moved');
     const stopWatch = setInterval(() => this.stopped && finish('stopped'), 50);
     const why = await ended;
     clearInterval(stopWatch);
     await sub.stop();
+    this.moved = null;
+    // Store what was read past the last real batch (unless someone else moved it).
+    if (why !== 'lost' && why !== 'moved') await this.flush().catch(() => {});
     return why;
   }
 
@@ -160,16 +186,57 @@ export class ProjectionRunner {
   }
 
   private async applyBatch(events: RecordedEvent[]): Promise<void> {
-    const name = this.projector.name;
     const last = events[events.length - 1].position;
-    await this.deps.db.transaction().execute(async (trx) => {
-      const stored = await lockCheckpoint(trx, name);
-      if (stored !== this.checkpoint) throw new CheckpointMoved();
-      const mine = events.filter((e) => this.handles.has(e.type));
-      if (mine.length > 0) await this.projector.apply(mine, trx);
-      await moveCheckpoint(trx, name, last);
-    });
-    this.checkpoint = last;
-    this.deps.progress?.report(name, last);
+    const mine = events.filter((e) => this.handles.has(e.type));
+    if (mine.length === 0) {
+      this.advanced(last);
+      this.flushTimer ??= setTimeout(() => void this.flush().catch(() => {}), FLUSH_MS);
+      return;
+    }
+    await this.write(last, mine);
+    this.advanced(last);
+  }
+
+  private advanced(position: string): void {
+    this.checkpoint = position;
+    this.deps.progress?.report(this.projector.name, position);
+    this.announce.signal(position);
+  }
+
+  /** Stores the in-memory checkpoint when it is ahead of the stored one. */
+  private async flush(): Promise<void> {
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = null;
+    if (this.checkpoint === null || this.checkpoint === this.persisted) return;
+    try {
+      await this.write(null, []);
+    } catch (err) {
+      if (err instanceof CheckpointMoved) this.moved?.();
+      else throw err;
+    }
+  }
+
+  /**
+   * One transaction: the checkpoint row locked and checked, the rows, the new
+   * checkpoint. `position` null: a flush, of wherever the runner is when its
+   * turn comes (never behind what a batch queued before it stored).
+   */
+  private write(target: string | null, events: RecordedEvent[]): Promise<void> {
+    const name = this.projector.name;
+    const run = async () => {
+      const position = target ?? this.checkpoint;
+      if (position === null || comparePositions(position, this.persisted) <= 0) return;
+      await this.deps.db.transaction().execute(async (trx) => {
+        const stored = await lockCheckpoint(trx, name, true); // commits without waiting for the flush
+
+        if (stored !== this.persisted) throw new CheckpointMoved();
+        if (events.length > 0) await this.projector.apply(events, trx);
+        await moveCheckpoint(trx, name, position, false);
+      });
+      this.persisted = position;
+    };
+    const done = this.writes.then(run, run);
+    this.writes = done.catch(() => {});
+    return done;
   }
 }
