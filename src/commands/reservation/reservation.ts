@@ -84,8 +84,9 @@ export function claim(
   });
 }
 
-/** Frees `value` if `owner` holds it; returns whether it did. */
-export function release(
+/** Appends `type` when `owner` holds `value`; returns whether it did. */
+function whileOwner(
+  type: 'ReservationReleased' | 'ReservationReleaseIntended',
   store: EventStore,
   scope: ReservationScope,
   value: string,
@@ -94,24 +95,19 @@ export function release(
 ): Promise<boolean> {
   return onFreshState(store, scope, value, async (state) => {
     if (state.owner !== owner) return false;
-    await append(store, 'ReservationReleased', scope, value, owner, state.revision, metadata);
+    await append(store, type, scope, value, owner, state.revision, metadata);
     return true;
   });
 }
 
+/** Frees `value` if `owner` holds it; returns whether it did. */
+export function release(store: EventStore, scope: ReservationScope, value: string, owner: string, metadata: EventMetadata): Promise<boolean> {
+  return whileOwner('ReservationReleased', store, scope, value, owner, metadata);
+}
+
 /** Records that `owner` is about to give `value` up (see ReservationReleaseIntended). */
-export function intendRelease(
-  store: EventStore,
-  scope: ReservationScope,
-  value: string,
-  owner: string,
-  metadata: EventMetadata,
-): Promise<boolean> {
-  return onFreshState(store, scope, value, async (state) => {
-    if (state.owner !== owner) return false;
-    await append(store, 'ReservationReleaseIntended', scope, value, owner, state.revision, metadata);
-    return true;
-  });
+export function intendRelease(store: EventStore, scope: ReservationScope, value: string, owner: string, metadata: EventMetadata): Promise<boolean> {
+  return whileOwner('ReservationReleaseIntended', store, scope, value, owner, metadata);
 }
 
 /**
