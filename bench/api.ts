@@ -24,7 +24,7 @@ import { v7 as uuidv7 } from 'uuid';
 import { createAccount } from '../src/accounts/accounts.ts';
 import { insertKey } from '../src/accounts/keys.ts';
 import { bundleScopes } from '../src/accounts/scopes.ts';
-import { sample, used } from './api/cpu.ts';
+import { sampleServer as sample, serverCpuUsed as used } from './support/cpu.ts';
 import { runConcurrently } from './support/concurrency.ts';
 import { createBenchDatabase, startBenchServer } from './support/postgres.ts';
 import { fmtInt, fmtMs, fmtPct, perSecond, summarize } from './support/stats.ts';

@@ -63,3 +63,21 @@ export class CpuMeter {
     return { result, cpu: CpuMeter.used(before, after) };
   }
 }
+
+/** CPU of another process (a server under test) and of its PostgreSQL backends. */
+export interface ServerCpuSample {
+  server: number;
+  postgres: Map<number, number>;
+}
+
+export async function sampleServer(pool: pg.Pool, serverPid: number, applicationName: string): Promise<ServerCpuSample> {
+  const { rows } = await pool.query('select pid from pg_stat_activity where application_name = $1', [applicationName]);
+  return { server: processCpuMs(serverPid), postgres: new Map(rows.map((r) => [r.pid as number, processCpuMs(r.pid)])) };
+}
+
+/** CPU ms used between two samples (a backend that appeared in between counts from 0). */
+export function serverCpuUsed(before: ServerCpuSample, after: ServerCpuSample): { server: number; postgres: number } {
+  let postgres = 0;
+  for (const [pid, ms] of after.postgres) postgres += Math.max(0, ms - (before.postgres.get(pid) ?? 0));
+  return { server: after.server - before.server, postgres };
+}
