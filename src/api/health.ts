@@ -6,7 +6,7 @@
 import { Router } from 'express';
 import { sql } from 'kysely';
 import { projectors } from '../projections/index.ts';
-import { consumerNames, projectionStatus } from '../projections/status.ts';
+import { projectionStatus } from '../projections/status.ts';
 import type { Runtime } from '../runtime.ts';
 
 const CAUGHT_UP_MS = 5000;
@@ -28,7 +28,7 @@ export function healthRouter(rt: Runtime): Router {
     }
     try {
       const readModels = projectors.map((p) => p.name);
-      const status = await projectionStatus(rt.database.db, rt.store, await consumerNames(rt.database.db, readModels));
+      const status = await projectionStatus(rt.database.db, rt.store, readModels);
       checks.event_store = 'ok';
       checks.projections = status.map((s) => {
         const ok = s.error === null && s.lag_ms <= CAUGHT_UP_MS;

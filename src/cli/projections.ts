@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { projectorNamed, projectors } from '../projections/index.ts';
 import { rebuildProjection, type RebuildResult } from '../projections/rebuild.ts';
-import { consumerNames, projectionStatus } from '../projections/status.ts';
+import { projectionStatus } from '../projections/status.ts';
 import { print, table, UsageError, withJson, type Open, type OutputOptions } from './shared.ts';
 
 export function register(program: Command, open: Open): void {
@@ -12,8 +12,7 @@ export function register(program: Command, open: Open): void {
     .description("each projector's (and the webhook subscriber's) checkpoint, lag and last error")
     .action(async (opts: OutputOptions) => {
       const rt = await open();
-      const names = await consumerNames(rt.database.db, projectors.map((p) => p.name));
-      const status = await projectionStatus(rt.database.db, rt.store, names);
+      const status = await projectionStatus(rt.database.db, rt.store, projectors.map((p) => p.name));
       print(opts, status, () =>
         status.length === 0
           ? 'No projectors registered.'

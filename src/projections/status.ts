@@ -18,18 +18,15 @@ export interface ProjectionStatus {
 }
 
 /**
- * Every log consumer with a checkpoint: the registered projectors first, then
- * the others (the webhook subscriber), which writes do not wait for but an
- * operator must see.
+ * Each projector's status, then every other log consumer with a checkpoint
+ * (the webhook subscriber), which writes do not wait for but an operator
+ * must see.
  */
-export async function consumerNames(db: Kysely<any>, projectorNames: readonly string[]): Promise<string[]> {
-  const others = (await readCheckpoints(db)).map((r) => r.name).filter((n) => !projectorNames.includes(n));
-  return [...projectorNames, ...others];
-}
-
-export async function projectionStatus(db: Kysely<any>, store: EventStore, names: readonly string[]): Promise<ProjectionStatus[]> {
+export async function projectionStatus(db: Kysely<any>, store: EventStore, projectorNames: readonly string[]): Promise<ProjectionStatus[]> {
   const head = await store.headPosition();
-  const rows = new Map((await readCheckpoints(db)).map((r) => [r.name, r]));
+  const checkpoints = await readCheckpoints(db);
+  const rows = new Map(checkpoints.map((r) => [r.name, r]));
+  const names = [...projectorNames, ...checkpoints.map((r) => r.name).filter((n) => !projectorNames.includes(n))];
   const out: ProjectionStatus[] = [];
   for (const name of names) {
     const row = rows.get(name);

@@ -149,6 +149,13 @@ describe('projection runner', () => {
     expect(await counts()).to.deep.equal([{ stream: 'mix', n: 2, last_tag: 'b' }]);
   });
 
+  it('status lists the projectors first, then the other log consumers with a checkpoint', async () => {
+    await sql`insert into projection_checkpoints (name, position) values ('a-subscriber', null), ('counter', null)
+              on conflict do nothing`.execute(t.db);
+    const status = await projectionStatus(t.db, store, ['counter', 'never-started']);
+    expect(status.map((s) => s.name)).to.deep.equal(['counter', 'never-started', 'a-subscriber']);
+  });
+
   it('rebuild from zero while the runner keeps projecting gives the same rows', async () => {
     start(counter());
     const writes = (from: number, n: number) =>
