@@ -5,6 +5,7 @@
  * it, an older transaction is still open, so we re-read after a few ms instead
  * of waiting for the next notification (which may never come).
  */
+import type { LogTail } from './log-tail.ts';
 import type { Notifier } from './notifier.ts';
 import type { RecordedEvent, Subscription } from './types.ts';
 
@@ -16,6 +17,11 @@ export interface PollingOptions {
   batchSize: number;
   onError?: (err: unknown) => void;
   idlePollMs?: number;
+  /**
+   * The process's shared reader of the log's tail: once this subscription has
+   * caught up, it takes its events from there instead of querying the store.
+   */
+  tail?: LogTail;
 }
 
 export function subscribeByPolling(o: PollingOptions): Subscription & { readonly checkpoint: string | null } {
@@ -43,12 +49,18 @@ export function subscribeByPolling(o: PollingOptions): Subscription & { readonly
     let quickRetries = 0;
     while (!stopped) {
       try {
-        const events = await o.read(checkpoint, o.batchSize);
+        const events = o.tail?.after(checkpoint, o.batchSize) ?? (await o.read(checkpoint, o.batchSize));
         if (stopped) break;
         if (events.length > 0) {
           await o.handler(events);
           checkpoint = events[events.length - 1].position;
           quickRetries = 0;
+          continue;
+        }
+        if (o.tail) {
+          // At the end of the log: wait for the shared reader to read past us.
+          o.tail.anchor(checkpoint);
+          await o.tail.waitPast(checkpoint, o.idlePollMs ?? 1000);
           continue;
         }
         const behind = checkpoint === null ? newestNotified !== '' : newestNotified > checkpoint;
@@ -74,6 +86,7 @@ export function subscribeByPolling(o: PollingOptions): Subscription & { readonly
     async stop() {
       stopped = true;
       wake?.();
+      o.tail?.wakeAll();
       await loop;
     },
   };

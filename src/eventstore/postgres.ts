@@ -3,9 +3,11 @@
  * Appends go through the es_append function (one round trip); reads follow
  * (transaction_id, global_position) and never pass pg_snapshot_xmin.
  * Consumers are woken by a NOTIFY sent once the append has committed
- * (AppendedSignal), not from inside the append transaction.
+ * (CoalescedNotify), not from inside the append transaction, and share one
+ * reader of the log's tail per process (LogTail).
  */
 import type pg from 'pg';
+import { LogTail } from './log-tail.ts';
 import { CoalescedNotify, Notifier } from './notifier.ts';
 import { decodePosition, encodePosition } from './position.ts';
 import { subscribeByPolling } from './polling-subscription.ts';
@@ -119,6 +121,8 @@ export async function createPostgresEventStore(pool: pg.Pool, url?: string): Pro
   const subscriptions = new Set<{ stop(): Promise<void> }>();
   // Wakes log consumers in every process once an append has committed.
   const appended = new CoalescedNotify(pool, 'es_appended');
+  // One reader of the log's tail for all of this process's subscriptions.
+  const tail = new LogTail({ read: (cp, n) => readAllFrom(pool, cp, n), notifier });
 
   return {
     kind: 'postgres',
@@ -149,6 +153,7 @@ export async function createPostgresEventStore(pool: pg.Pool, url?: string): Pro
         onError: options.onError,
         read: (cp, n) => readAllFrom(pool, cp, n),
         notifier,
+        tail,
       });
       subscriptions.add(sub);
       return {
@@ -170,6 +175,7 @@ export async function createPostgresEventStore(pool: pg.Pool, url?: string): Pro
 
     async close() {
       await Promise.all([...subscriptions].map((s) => s.stop()));
+      await tail.close();
       await appended.close();
       await notifier.close();
     },
