@@ -50,14 +50,14 @@ export function toCustomer(row: Record<string, any>): Customer {
   };
 }
 
+/**
+ * By primary key alone, the organization checked on the row: with both in the
+ * WHERE clause the planner may pick an (organization_id, ...) index and walk
+ * every customer of the organization (it did, with fresh statistics).
+ */
 export async function getCustomer(db: Kysely<any>, organizationId: string, customerId: string): Promise<Customer | null> {
-  const row = await db
-    .selectFrom('customers')
-    .select(PUBLIC_COLUMNS)
-    .where('organization_id', '=', organizationId)
-    .where('id', '=', customerId)
-    .executeTakeFirst();
-  return row ? toCustomer(row) : null;
+  const row = await db.selectFrom('customers').select([...PUBLIC_COLUMNS, 'organization_id']).where('id', '=', customerId).executeTakeFirst();
+  return row && row.organization_id === organizationId ? toCustomer(row) : null;
 }
 
 /** The customer facts an invoice records (id, name, type, ice, email, phone, address, status). */
