@@ -55,6 +55,15 @@ async function checkpoints(t: TestDatabase): Promise<Record<string, string | nul
   return Object.fromEntries(rows.map((r) => [r.name, r.position]));
 }
 
+async function headOf(t: TestDatabase): Promise<string | null> {
+  const store = await createPostgresEventStore(t.pool, t.url);
+  try {
+    return await store.headPosition();
+  } finally {
+    await store.close();
+  }
+}
+
 async function numbersOf(t: TestDatabase, organizationId: string): Promise<string[]> {
   const { rows } = await sql<{ invoice_number: string }>`
     select invoice_number from invoices where organization_id = ${organizationId} and invoice_number is not null order by invoice_number`.execute(t.db);
@@ -71,6 +80,10 @@ describe('finalize under SIGKILL (server child process)', function () {
   before(async () => {
     t = await freshDatabase();
     server = new ServerProcess(t.url, await freePort());
+  });
+  afterEach(function () {
+    // The server's own account of what went wrong (its log) beside the assertion.
+    if (this.currentTest?.state === 'failed') console.log(`      server output (tail):\n${server?.output.slice(-4000)}`);
   });
   after(async () => {
     await server?.kill('SIGTERM').catch(() => {});
@@ -113,6 +126,10 @@ describe('finalize under SIGKILL (server child process)', function () {
 
     await server.start();
     const org = tenant.organizationId;
+    // Recovery finds the locks in the read model, so first the invoices projector must have
+    // applied everything the dead process appended (it may have died before projecting it).
+    const head = await headOf(t);
+    await until(async () => ((await checkpoints(t)).invoices ?? '') >= (head ?? ''), 60_000, 'the invoices projector at the head');
     await until(async () => {
       const { rows } = await sql<{ n: number }>`select count(*)::int as n from invoices where finalization_pending`.execute(t.db);
       return rows[0].n === 0;
