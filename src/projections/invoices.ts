@@ -112,13 +112,13 @@ const UPDATES = sql.raw(
  * statement's snapshot, so it sees the statuses as they were). Every
  * organization gets a row per status from its first invoice on (zeros
  * included), so the counts table is the same however events were batched.
- * Returns the ids of the rows that moved.
+ * Returns the rows that moved, and whether each was there before.
  */
-async function upsertInvoices(trx: Transaction<any>, latest: Latest[]): Promise<string[]> {
+async function upsertInvoices(trx: Transaction<any>, latest: Latest[]): Promise<{ id: string; existed: boolean }[]> {
   const rows = latest.map(row);
   const arrays = COLUMNS.map((c) => sql`${rows.map((r) => r[c])}::${sql.raw(COLUMN_TYPES[c])}[]`);
   const names = sql.raw(COLUMNS.join(', '));
-  const { rows: moved } = await sql<{ id: string }>`
+  const { rows: moved } = await sql<{ id: string; existed: boolean }>`
     with input as (select * from unnest(${sql.join(arrays)}) as t(${names})),
     before as (select i.id, i.status from invoices i where i.id = any(${rows.map((r) => r.id)}::uuid[])),
     moved as (
@@ -136,20 +136,23 @@ async function upsertInvoices(trx: Transaction<any>, latest: Latest[]): Promise<
       select organization_id, status, sum(n) from deltas group by 1, 2
       on conflict (organization_id, status) do update set invoices = invoice_status_counts.invoices + excluded.invoices
       where excluded.invoices <> 0)
-    select id from moved`.execute(trx);
-  return moved.map((r) => r.id);
+    select m.id, exists (select from before b where b.id = m.id) as existed from moved m`.execute(trx);
+  return moved;
 }
 
 /**
  * Lines and breakdown of the moved invoices whose lines changed are
  * replaced: one statement deletes, one inserts (deleting and inserting the
  * same keys cannot share a statement: one snapshot, the insert would collide).
+ * Invoices new to the table have nothing to delete (a batch of creations is
+ * one statement fewer).
  */
-async function rewriteLines(trx: Transaction<any>, latest: Latest[]): Promise<void> {
-  const ids = latest.map((l) => l.invoice.id);
-  await sql`
-    with taxes as (delete from invoice_tax_breakdown where invoice_id = any(${ids}::uuid[]))
-    delete from invoice_lines where invoice_id = any(${ids}::uuid[])`.execute(trx);
+async function rewriteLines(trx: Transaction<any>, latest: Latest[], existing: string[]): Promise<void> {
+  if (existing.length > 0) {
+    await sql`
+      with taxes as (delete from invoice_tax_breakdown where invoice_id = any(${existing}::uuid[]))
+      delete from invoice_lines where invoice_id = any(${existing}::uuid[])`.execute(trx);
+  }
   const lines = latest.flatMap((l) => l.invoice.items.map((item) => ({ ...item, invoice_id: l.invoice.id, organization_id: l.organizationId })));
   const taxes = latest.flatMap((l) => l.invoice.tax_breakdown.map((t) => ({ ...t, invoice_id: l.invoice.id, organization_id: l.organizationId })));
   const lc = <K extends keyof (typeof lines)[0]>(k: K) => lines.map((l) => l[k]);
@@ -172,8 +175,9 @@ export const invoicesProjector: Projector = {
   async apply(events: RecordedEvent[], trx: Transaction<any>): Promise<void> {
     const latest = newestPerInvoice(events);
     if (latest.length === 0) return;
-    const moved = new Set(await upsertInvoices(trx, latest));
+    const moved = new Map((await upsertInvoices(trx, latest)).map((r) => [r.id, r.existed]));
     const changed = latest.filter((l) => l.linesChanged && moved.has(l.invoice.id));
-    if (changed.length > 0) await rewriteLines(trx, changed);
+    const existing = changed.filter((l) => moved.get(l.invoice.id)).map((l) => l.invoice.id);
+    if (changed.length > 0) await rewriteLines(trx, changed, existing);
   },
 };
