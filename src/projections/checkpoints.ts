@@ -5,28 +5,18 @@ export async function ensureCheckpoint(db: Kysely<any>, name: string): Promise<v
   await sql`insert into projection_checkpoints (name, position) values (${name}, null) on conflict do nothing`.execute(db);
 }
 
-/**
- * Locks the checkpoint row for this transaction and returns its position.
- * With `asyncCommit` the transaction also commits without waiting for the WAL
- * flush (same round trip): read models are derived data, so a batch lost in a
- * crash takes its checkpoint with it and is simply applied again.
- */
-export async function lockCheckpoint(trx: Transaction<any>, name: string, asyncCommit = false): Promise<string | null> {
+/** Locks the checkpoint row for this transaction and returns its position (a rebuild's swap holds it). */
+export async function lockCheckpoint(trx: Transaction<any>, name: string): Promise<string | null> {
   const { rows } = await sql<{ position: string | null }>`
-    select ${asyncCommit ? sql`set_config('synchronous_commit', 'off', true),` : sql``} position
-      from projection_checkpoints where name = ${name} for update`.execute(trx);
+    select position from projection_checkpoints where name = ${name} for update`.execute(trx);
   return rows[0]?.position ?? null;
 }
 
-/**
- * Moves the checkpoint. With `notify` it also tells waiters in every process
- * (delivered on commit); the runner's hot path announces after its commit
- * instead (CoalescedNotify), so projectors do not serialize each other's commits.
- */
-export async function moveCheckpoint(trx: Transaction<any>, name: string, position: string, notify = true): Promise<void> {
+/** Moves the checkpoint and tells waiters in every process (delivered on commit). */
+export async function moveCheckpoint(trx: Transaction<any>, name: string, position: string): Promise<void> {
   await sql`update projection_checkpoints set position = ${position}, updated_at = now(), failed_event_id = null, error = null
             where name = ${name}`.execute(trx);
-  if (notify) await sql`select pg_notify('projection_progress', ${`${name} ${position}`})`.execute(trx);
+  await sql`select pg_notify('projection_progress', ${`${name} ${position}`})`.execute(trx);
 }
 
 export async function recordFailure(db: Kysely<any>, name: string, eventId: string | null, error: string): Promise<void> {
