@@ -89,11 +89,20 @@ export class LogTail {
     this.events = [];
     this.anchored = true;
     this.wakeLoop?.();
-    this.unlisten ??= this.o.notifier.subscribe((payload) => {
-      if (payload > this.newestNotified) this.newestNotified = payload;
-      this.wakeLoop?.();
-    });
+    this.unlisten ??= this.o.notifier.subscribe((payload) => this.appended(payload));
     this.loop ??= this.run();
+  }
+
+  /**
+   * Something was appended up to `position` ('' when unknown: a listener that
+   * reconnected). Appends of this process call it directly, so their own
+   * consumers need not wait for the notification's round trip; the
+   * notification that follows then finds the position read already and wakes
+   * nobody.
+   */
+  appended(position: string): void {
+    if (position > this.newestNotified) this.newestNotified = position;
+    if (position === '' || !this.anchored || position > (this.end() ?? '')) this.wakeLoop?.();
   }
 
   /** Resolves once the stretch ends past `checkpoint`, it is dropped, or after `timeoutMs`. */
@@ -148,11 +157,16 @@ export class LogTail {
       }
       if (this.closed) break;
       if (generation !== this.generation || from !== this.end()) continue;
+      const limit = this.o.batchSize ?? 1000;
       if (fetched.length > 0) {
         this.events.push(...fetched);
         this.trim();
         quickRetries = 0;
         this.wakeAll();
+        // A full page: more may follow at once. A short one read up to the end as it
+        // was; ask again only when told of something past it (else wait to be told).
+        if (fetched.length === limit || this.newestNotified > (this.end() ?? '')) continue;
+        await this.sleep(this.o.idlePollMs ?? 1000);
         continue;
       }
       // Notified of a position we cannot read yet: an older transaction is still open.

@@ -128,7 +128,8 @@ export async function createPostgresEventStore(pool: pg.Pool, url?: string): Pro
     kind: 'postgres',
     async appendToStream(stream, events, expected) {
       const result = await appendInTransaction(pool, stream, events, expected);
-      appended.signal(result.position);
+      tail.appended(result.position); // this process's consumers: at once
+      appended.signal(result.position); // every process's: by NOTIFY
       return result;
     },
 
