@@ -34,8 +34,11 @@ export class ProjectionProgress {
     this.unlisten = this.notifier.subscribe((payload) => {
       // A refresh still in flight when the process closes its database must not crash it.
       if (payload === '') return void this.refresh().catch(() => {});
-      const space = payload.indexOf(' ');
-      this.report(payload.slice(0, space), payload.slice(space + 1));
+      // "name position" lines: one per consumer that moved (announcer.ts).
+      for (const line of payload.split('\n')) {
+        const space = line.indexOf(' ');
+        if (space > 0) this.report(line.slice(0, space), line.slice(space + 1));
+      }
     });
     await this.refresh();
   }

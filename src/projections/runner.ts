@@ -19,14 +19,14 @@
  * update, COMMIT, on a pooled connection). On this 2-core machine every round
  * trip is a wake-up of two processes, which is most of a write's cost.
  */
-import { CompiledQuery, Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
+import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
 import { comparePositions, type EventStore, type RecordedEvent } from '../eventstore/types.ts';
 import type { Logger } from '../shared/logger.ts';
 import { ensureCheckpoint, recordFailure } from './checkpoints.ts';
 import type { ProjectionProgress } from './progress.ts';
 import type { Projector } from './projector.ts';
-import { CoalescedNotify } from '../eventstore/notifier.ts';
+import { announcerFor, type ProgressAnnouncer } from './announcer.ts';
 
 const FLUSH_MS = 500;
 
@@ -65,18 +65,14 @@ export class ProjectionRunner {
   private flushTimer: NodeJS.Timeout | null = null;
   private moved: (() => void) | null = null;
   private readonly handles: Set<string>;
-  private readonly announce: CoalescedNotify;
+  private readonly announce: ProgressAnnouncer;
   /** The lock's connection, on which batches are written (and Kysely over it, for projectors). */
   private conn: pg.Client | null = null;
   private connDb: Kysely<any> | null = null;
 
   constructor(private readonly deps: RunnerDeps, readonly projector: Projector) {
     this.handles = new Set(projector.handles);
-    this.announce = new CoalescedNotify(
-      { query: (text, values) => deps.db.executeQuery(CompiledQuery.raw(text, values ?? [])) },
-      'projection_progress',
-      (position) => `${projector.name} ${position}`,
-    );
+    this.announce = announcerFor(deps.db);
   }
 
   start(): void {
@@ -212,7 +208,7 @@ export class ProjectionRunner {
   private advanced(position: string): void {
     this.checkpoint = position;
     this.deps.progress?.report(this.projector.name, position);
-    this.announce.signal(position);
+    this.announce.signal(this.projector.name, position);
   }
 
   /** Stores the in-memory checkpoint when it is ahead of the stored one. */

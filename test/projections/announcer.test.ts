@@ -1,0 +1,62 @@
+import { expect } from 'chai';
+import pg from 'pg';
+import { announcerFor, PROGRESS_CHANNEL } from '../../src/projections/announcer.ts';
+import { ProjectionProgress } from '../../src/projections/progress.ts';
+import { freshDatabase, type TestDatabase } from '../support/database.ts';
+
+const pos = (n: number) => `${String(n).padStart(20, '0')}-${String(n).padStart(20, '0')}`;
+
+/**
+ * How a process tells the others where its consumers are (announcer.ts), and
+ * how the others read it (progress.ts): one notification for every consumer
+ * that moved in the same turn of the event loop.
+ */
+describe('progress announcements between processes', () => {
+  let t: TestDatabase;
+  let listener: pg.Client;
+  const received: string[] = [];
+
+  beforeEach(async () => {
+    t = await freshDatabase();
+    received.length = 0;
+    listener = new pg.Client(t.url);
+    await listener.connect();
+    listener.on('notification', (m) => received.push(m.payload ?? ''));
+    await listener.query(`listen ${PROGRESS_CHANNEL}`);
+  });
+  afterEach(async () => {
+    await listener.end();
+    await t.drop();
+  });
+
+  const settle = async (ms = 300) => new Promise((r) => setTimeout(r, ms));
+
+  it('sends one notification for consumers that move together, with the newest position of each', async () => {
+    const announcer = announcerFor(t.db);
+    expect(announcerFor(t.db), 'one per database handle').to.equal(announcer);
+    announcer.signal('invoices', pos(5));
+    announcer.signal('customers', pos(5));
+    announcer.signal('invoices', pos(7));
+    announcer.signal('invoices', pos(6)); // older: ignored
+    await settle();
+    expect(received).to.have.length(1);
+    expect(received[0].split('\n').sort()).to.deep.equal([`customers ${pos(5)}`, `invoices ${pos(7)}`]);
+    announcer.signal('webhooks', pos(9));
+    await settle();
+    expect(received[1]).to.equal(`webhooks ${pos(9)}`);
+  });
+
+  it('is read by another process’s waiters, every line of it', async () => {
+    const elsewhere = new ProjectionProgress(t.db, t.url, ['invoices', 'customers']);
+    await elsewhere.start();
+    try {
+      const waiting = elsewhere.waitFor(pos(7), 5000);
+      await listener.query(`select pg_notify($1, $2)`, [PROGRESS_CHANNEL, `invoices ${pos(8)}\ncustomers ${pos(7)}`]);
+      expect(await waiting).to.equal(true);
+      expect(elsewhere.position('invoices')).to.equal(pos(8));
+      expect(elsewhere.position('customers')).to.equal(pos(7));
+    } finally {
+      await elsewhere.close();
+    }
+  });
+});
