@@ -75,15 +75,9 @@ export async function appendInTransaction(
     const { rows } = await db.query({
       // A named statement: parsed and planned once per connection (PostgreSQL CPU per append -15%).
       name: 'es_append',
-      text: 'select last_revision, last_transaction, last_position from es_append($1, $2, $3::uuid[], $4::text[], $5::jsonb[], $6::jsonb[])',
-      values: [
-        stream,
-        expectedCode(expected),
-        events.map((e) => e.id),
-        events.map((e) => e.type),
-        events.map((e) => JSON.stringify(e.data)),
-        events.map((e) => JSON.stringify(e.metadata)),
-      ],
+      // The events as one JSON array (migration 0011: cheaper than parallel arrays of JSON).
+      text: 'select last_revision, last_transaction, last_position from es_append($1, $2, $3::jsonb)',
+      values: [stream, expectedCode(expected), JSON.stringify(events.map(({ id, type, data, metadata }) => ({ id, type, data, metadata })))],
     });
     const r = rows[0];
     return { nextRevision: Number(r.last_revision), position: encodePosition(r.last_transaction, r.last_position) };

@@ -13,6 +13,7 @@ import * as m0007 from './0007_webhooks.ts';
 import * as m0008 from './0008_rate_limits_unlogged.ts';
 import * as m0009 from './0009_es_append_notify_after_commit.ts';
 import * as m0010 from './0010_invoice_status_counts.ts';
+import * as m0011 from './0011_es_append_one_json.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_eventstore': m0001,
@@ -25,4 +26,5 @@ export const migrations: Record<string, Migration> = {
   '0008_rate_limits_unlogged': m0008,
   '0009_es_append_notify_after_commit': m0009,
   '0010_invoice_status_counts': m0010,
+  '0011_es_append_one_json': m0011,
 };
