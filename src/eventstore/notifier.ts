@@ -29,7 +29,7 @@ export class Notifier {
   }
 
   private async connect(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.url, application_name: `listen:${this.channel}` });
+    const client = new pg.Client({ connectionString: this.url, application_name: `invoicing:listen:${this.channel}` });
     client.on('error', () => this.drop(client));
     client.on('end', () => this.drop(client));
     client.on('notification', (msg) => {

@@ -104,7 +104,14 @@ export class ProjectionRunner {
     let backoff = 1000;
     await ensureCheckpoint(db, name);
     while (!this.stopped) {
-      const lock = new pg.Client({ connectionString: this.deps.url, application_name: `projector:${name}` });
+      // Also the connection batches are written on: the service's name prefix (so
+      // operators and the benchmarks' CPU accounting find it), and the pool's guard
+      // against a transaction left open (it would hold every log consumer back).
+      const lock = new pg.Client({
+        connectionString: this.deps.url,
+        application_name: `invoicing:projector:${name}`,
+        idle_in_transaction_session_timeout: 10_000,
+      });
       let lockLost: () => void = () => {};
       const lost = new Promise<void>((resolve) => (lockLost = resolve));
       lock.on('error', () => lockLost());

@@ -59,7 +59,7 @@ export function claimConnection(url: string): Kysely<any> {
   const pool = new pg.Pool({
     connectionString: url,
     max: 1,
-    application_name: 'webhook-sender:claims',
+    application_name: 'invoicing:webhook-sender:claims',
     options: '-c enable_bitmapscan=off -c enable_seqscan=off',
   });
   pool.on('error', () => {}); // a dropped idle connection is replaced on next use
