@@ -1,7 +1,8 @@
 /**
  * `npm run bench -- <name> [<name>...]`: runs the named benchmarks (all when
  * none is named). Each prints its figures beside a baseline measured in the
- * same run on the same PostgreSQL, and the ratio.
+ * same run on the same PostgreSQL, and the ratio. `statements` is a
+ * diagnostic (where a write's database work goes), run only when named.
  */
 const benches: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   eventstore: () => import('./eventstore.ts'),
@@ -9,13 +10,16 @@ const benches: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   api: () => import('./api.ts'),
   webhooks: () => import('./webhooks.ts'),
 };
+const diagnostics: Record<string, () => Promise<{ run(): Promise<void> }>> = {
+  statements: () => import('./statements.ts'),
+};
 
 const names = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 const chosen = names.length ? names : Object.keys(benches);
 for (const name of chosen) {
-  const load = benches[name];
+  const load = benches[name] ?? diagnostics[name];
   if (!load) {
-    console.error(`error: unknown benchmark "${name}" (known: ${Object.keys(benches).join(', ')})`);
+    console.error(`error: unknown benchmark "${name}" (known: ${[...Object.keys(benches), ...Object.keys(diagnostics)].join(', ')})`);
     process.exit(2);
   }
   console.log(`\n== ${name} ==`);
