@@ -5,7 +5,6 @@
  * invoice left between lock and number, numbers stay exactly 1..N, projectors
  * resume from their checkpoints (never behind, and equal to a rebuild).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { expect } from 'chai';
 import { sql } from 'kysely';
 import { freePort } from '../../src/db/embedded.ts';
@@ -16,39 +15,12 @@ import { createPostgresEventStore } from '../../src/eventstore/postgres.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 import { createTenant } from '../support/fixtures.ts';
 import { newIce } from '../customers/support.ts';
+import { ServerProcess } from '../support/server-process.ts';
 import { bindClient, expectError, until, type Reply } from './support.ts';
 
 const DRAFTS = 150;
 const KILL_AFTER_ACKS = 10;
 const CONCURRENCY = 150;
-
-class ServerProcess {
-  child: ChildProcess | null = null;
-  output = '';
-  constructor(private readonly databaseUrl: string, readonly port: number) {}
-
-  get root(): string {
-    return `http://127.0.0.1:${this.port}`;
-  }
-
-  async start(): Promise<void> {
-    this.child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      env: { ...process.env, DATABASE_URL: this.databaseUrl, PORT: String(this.port), LOG_LEVEL: 'warn', SERVICE_MODE: 'test' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    this.child.stdout!.on('data', (d) => (this.output += d));
-    this.child.stderr!.on('data', (d) => (this.output += d));
-    await until(async () => (await fetch(`${this.root}/healthz`).catch(() => null))?.status === 200, 60_000, `server on ${this.port}`);
-  }
-
-  async kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
-    const child = this.child!;
-    if (child.exitCode !== null) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill(signal);
-    await exited;
-  }
-}
 
 async function checkpoints(t: TestDatabase): Promise<Record<string, string | null>> {
   const { rows } = await sql<{ name: string; position: string | null }>`select name, position from projection_checkpoints`.execute(t.db);
