@@ -46,7 +46,10 @@ export class LogTail {
   private readonly capacity: number;
 
   constructor(private readonly o: LogTailOptions) {
-    this.capacity = o.capacity ?? 10_000;
+    // Consumers of one process lag each other by a batch or two; 2,000 events
+    // (seconds of a busy log, a few MB parsed) keep them all in memory, and a
+    // consumer further behind reads the store until it catches up.
+    this.capacity = o.capacity ?? 2_000;
   }
 
   private end(): string | null {
