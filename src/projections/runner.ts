@@ -44,6 +44,9 @@ export type RunnerState = 'standby' | 'running' | 'failed' | 'stopped';
 /** Someone else (a rebuild) moved the checkpoint: start again from the stored one. */
 class CheckpointMoved extends Error {}
 
+/** The lock's connection (which batches are written on) died: not the event's fault. */
+class ConnectionLost extends Error {}
+
 class EventFailed extends Error {
   constructor(readonly eventId: string, readonly cause: unknown) {
     super(`event ${eventId}: ${(cause as Error)?.message ?? String(cause)}`);
@@ -69,6 +72,8 @@ export class ProjectionRunner {
   /** The lock's connection, on which batches are written (and Kysely over it, for projectors). */
   private conn: pg.Client | null = null;
   private connDb: Kysely<any> | null = null;
+  /** Set synchronously by the connection's error/end events, before its queries fail. */
+  private connLost = false;
 
   constructor(private readonly deps: RunnerDeps, readonly projector: Projector) {
     this.handles = new Set(projector.handles);
@@ -114,8 +119,13 @@ export class ProjectionRunner {
       });
       let lockLost: () => void = () => {};
       const lost = new Promise<void>((resolve) => (lockLost = resolve));
-      lock.on('error', () => lockLost());
-      lock.on('end', () => lockLost());
+      this.connLost = false;
+      const gone = () => {
+        this.connLost = true;
+        lockLost();
+      };
+      lock.on('error', gone);
+      lock.on('end', gone);
       try {
         await lock.connect();
         const { rows } = await lock.query('select pg_try_advisory_lock(hashtext($1)) as ok', [`projector:${name}`]);
@@ -157,6 +167,8 @@ export class ProjectionRunner {
       batchSize: this.deps.batchSize ?? 500,
       onError: (err) => {
         if (err instanceof CheckpointMoved) return finish('moved');
+        // A batch that failed because the connection died is retried on the next one, not blamed on its event.
+        if (err instanceof ConnectionLost || this.connLost) return finish('lost');
         const eventId = err instanceof EventFailed ? err.eventId : null;
         const message = err instanceof EventFailed ? String((err.cause as Error)?.message ?? err.cause) : String((err as Error)?.message ?? err);
         this.state = 'failed';
@@ -171,6 +183,9 @@ export class ProjectionRunner {
     const stopWatch = setInterval(() => this.stopped && finish('stopped'), 50);
     const why = await ended;
     clearInterval(stopWatch);
+    // A pending lazy flush belongs to this connection: never let it fire during the next follow().
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = null;
     await sub.stop();
     this.moved = null;
     // Store what was read past the last real batch (unless someone else moved it).
@@ -182,6 +197,7 @@ export class ProjectionRunner {
     try {
       await this.applyBatch(events);
     } catch (err) {
+      if (this.connLost) throw new ConnectionLost();
       if (err instanceof CheckpointMoved || events.length === 1) {
         throw err instanceof CheckpointMoved ? err : new EventFailed(events[0].id, err);
       }
@@ -190,6 +206,7 @@ export class ProjectionRunner {
         try {
           await this.applyBatch([event]);
         } catch (e) {
+          if (this.connLost) throw new ConnectionLost();
           throw e instanceof CheckpointMoved ? e : new EventFailed(event.id, e);
         }
       }
@@ -247,10 +264,12 @@ export class ProjectionRunner {
       // The compare-and-set takes the row lock a rebuild holds while it swaps the tables;
       // the commit does not wait for the WAL flush: a batch lost in a crash takes its
       // checkpoint with it and is applied again.
-      const opened = (await conn.query(`begin; set local synchronous_commit to off;
-        update projection_checkpoints set position = ${literal(position)}, updated_at = now(), failed_event_id = null, error = null
-         where name = ${literal(name)} and position is not distinct from ${literal(this.persisted)}`)) as unknown as pg.QueryResult[];
       try {
+        // Inside the try: should the update fail after BEGIN (a cancelled lock wait), the
+        // rollback below must still end the transaction (a ROLLBACK without one only warns).
+        const opened = (await conn.query(`begin; set local synchronous_commit to off;
+          update projection_checkpoints set position = ${literal(position)}, updated_at = now(), failed_event_id = null, error = null
+           where name = ${literal(name)} and position is not distinct from ${literal(this.persisted)}`)) as unknown as pg.QueryResult[];
         if (opened[2].rowCount !== 1) throw new CheckpointMoved();
         if (events.length > 0) await this.projector.apply(events, this.connDb as unknown as Transaction<any>);
         await conn.query('commit');
