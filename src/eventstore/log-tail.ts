@@ -46,10 +46,11 @@ export class LogTail {
   private readonly capacity: number;
 
   constructor(private readonly o: LogTailOptions) {
-    // Consumers of one process lag each other by a batch or two; 2,000 events
-    // (seconds of a busy log, a few MB parsed) keep them all in memory, and a
-    // consumer further behind reads the store until it catches up.
-    this.capacity = o.capacity ?? 2_000;
+    // Consumers of one process lag each other by a batch or two; 1,000 events
+    // keep them all in memory (a few MB of typical invoices; with the largest
+    // invoices the API accepts, no more than the six consumers' own batches of
+    // 500 used to hold), and a consumer further behind reads the store.
+    this.capacity = o.capacity ?? 1_000;
   }
 
   private end(): string | null {
@@ -110,7 +111,11 @@ export class LogTail {
 
   /** Resolves once the stretch ends past `checkpoint`, it is dropped, or after `timeoutMs`. */
   waitPast(checkpoint: string | null, timeoutMs: number): Promise<void> {
-    if (!this.anchored || comparePositions(this.end(), checkpoint) > 0) return Promise.resolve();
+    // At once only when there is something to take: the stretch holds `checkpoint` and goes past it
+    // (a checkpoint before the stretch would otherwise make its subscription query the store in a loop).
+    if (!this.anchored) return Promise.resolve();
+    const i = this.indexAfter(checkpoint);
+    if (i >= 0 && i < this.events.length) return Promise.resolve();
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);
@@ -150,7 +155,7 @@ export class LogTail {
       const from = this.end();
       let fetched: RecordedEvent[];
       try {
-        fetched = await this.o.read(from, this.o.batchSize ?? 1000);
+        fetched = await this.o.read(from, this.o.batchSize ?? 500);
       } catch {
         // The store is unreachable: drop the stretch so subscriptions read (and
         // report the failure) themselves; the next one at the end anchors again.
@@ -160,7 +165,7 @@ export class LogTail {
       }
       if (this.closed) break;
       if (generation !== this.generation || from !== this.end()) continue;
-      const limit = this.o.batchSize ?? 1000;
+      const limit = this.o.batchSize ?? 500;
       if (fetched.length > 0) {
         this.events.push(...fetched);
         this.trim();

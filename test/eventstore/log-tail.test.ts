@@ -117,6 +117,24 @@ describe('LogTail: one reader of the log for all subscriptions of a process', fu
     expect(reads.tail - before.tail).to.be.within(30, 90);
   });
 
+  it('does not spin on the store for a subscription behind a stretch that an open transaction precedes', async function () {
+    await setup(1000);
+    const client = await database.pool.connect();
+    await client.query('begin');
+    await appendInTransaction(client, streamName(), [newEvent('Held')], 'no_stream');
+    const after = (await store.appendToStream(streamName(), [newEvent('After')], 'no_stream')).position;
+    follow(after, 10); // subscribing from an append's position anchors the stretch there
+    await new Promise((r) => setTimeout(r, 100));
+    const before = reads.direct;
+    const fromStart = follow(null, 10); // behind the stretch, and the store has nothing readable for it yet
+    await new Promise((r) => setTimeout(r, 500));
+    const spent = reads.direct - before;
+    await client.query('commit');
+    client.release();
+    expect(spent, 'store reads in 500 ms (it used to loop: a thousand)').to.be.below(20);
+    await waitFor(() => fromStart.length >= 2, 'both events once the transaction commits');
+  });
+
   it('lets a slow subscription fall out of a small window and catch up from the store, missing nothing', async function () {
     this.timeout(60_000);
     await setup(100);
