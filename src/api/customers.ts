@@ -4,7 +4,6 @@
  * wait until the projectors have passed the appended position (read your
  * writes, CONTRACT section 13), then answer from the read model like a GET.
  */
-import { v7 as uuidv7 } from 'uuid';
 import { archiveCustomer, createCustomer, updateCustomer, type CustomerResult, type CustomerWrite } from '../commands/customer/handler.ts';
 import { getCustomer, listCustomers, type CustomerListQuery } from '../queries/customers.ts';
 import { notFound } from '../shared/errors.ts';
@@ -78,7 +77,7 @@ export const customerRoutes: RouteSpec[] = [
     successStatus: 201,
     response: customerSchema,
     async handler(ctx, { body }) {
-      return answer(ctx, await createCustomer(write(ctx), uuidv7(), body), 201);
+      return answer(ctx, await createCustomer(write(ctx), ctx.newId('customer'), body), 201);
     },
   },
   {

@@ -100,7 +100,7 @@ export const invoiceRoutes: RouteSpec[] = [
     body: schemas.createInvoiceBody,
     successStatus: 201,
     async handler(ctx, { body }) {
-      return answer(ctx, await createInvoice(write(ctx), body), 201);
+      return answer(ctx, await createInvoice(write(ctx), body, ctx.newId('invoice')), 201);
     },
   },
   {

@@ -4,7 +4,6 @@
  * not own is 404, exactly like an unknown one. Archive and restore only need
  * the account key: the archived organization's own keys stay refused.
  */
-import { v7 as uuidv7 } from 'uuid';
 import { getAccount } from '../accounts/accounts.ts';
 import type { NewOrganizationInput } from '../commands/organization/commands.ts';
 import {
@@ -78,7 +77,7 @@ export const organizationsRoutes: RouteSpec[] = [
       const account = await getAccount(ctx.rt.database.db, ctx.key.accountId);
       if (!account) throw notFound('Account');
       const result = await provisionOrganization(writeOf(ctx), {
-        organization_id: uuidv7(),
+        organization_id: ctx.newId('organization'),
         account_id: account.id,
         entity_cap: PLAN_LIMITS[account.plan].entityCap,
         profile: {

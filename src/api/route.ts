@@ -43,6 +43,15 @@ export interface RequestContext {
   ifMatch?: number;
   /** Metadata for events appended by this request. */
   metadata(): EventMetadata;
+  /**
+   * The id of a resource this request creates (`kind`: 'invoice', 'customer',
+   * ...): a fresh UUID v7, or under an Idempotency-Key the same one on every
+   * attempt of the request (derived from the key's seed), so a retry after a
+   * crash finds the resource instead of creating another.
+   */
+  newId(kind: string): string;
+  /** Set by the pipeline once it holds the Idempotency-Key's claim. */
+  idempotencySeed: string | null;
 }
 
 export interface Input<B = any, Q = any> {

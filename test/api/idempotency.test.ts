@@ -96,12 +96,21 @@ describe('API pipeline: Idempotency-Key', () => {
       .execute();
     const after24h = await post(key, { name: 'other body' });
     expect(after24h.status).to.equal(201);
+    // An owner that died mid-request: claimed, no response, lease over. The same request takes it
+    // over and runs again; another body may not (the key was used for something else).
     const dead = freshKey();
+    await post(dead, { name: 'h' });
     await server.database.db
-      .insertInto('idempotency_keys')
-      .values({ api_key_id: tenant.key.id, idempotency_key: dead, fingerprint: 'x', claim: '0190b4a1-0000-7000-8000-000000000009', locked_until: new Date(Date.now() - 1000) })
+      .updateTable('idempotency_keys')
+      .set({ completed: false, response_status: null, response_body: null, response_headers: null, locked_until: new Date(Date.now() - 1000) })
+      .where('idempotency_key', '=', dead)
       .execute();
-    expect((await post(dead, { name: 'h' })).status).to.equal(201);
+    expect((await post(dead, { name: 'other' })).body.error.code).to.equal('IDEMPOTENCY_KEY_REUSED');
+    const before = calls.things;
+    const retried = await post(dead, { name: 'h' });
+    expect(retried.status).to.equal(201);
+    expect(retried.headers.get('idempotent-replayed')).to.equal(null);
+    expect(calls.things).to.equal(before + 1);
   });
 
   it('rejects a malformed Idempotency-Key', async () => {

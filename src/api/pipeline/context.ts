@@ -3,6 +3,8 @@
  * the If-Match revision, and the metadata its events carry.
  */
 import type { Request, Response } from 'express';
+import { v7 as uuidv7 } from 'uuid';
+import { derivedV7 } from '../../shared/derived-id.ts';
 import type { Runtime } from '../../runtime.ts';
 import { validationError } from '../../shared/errors.ts';
 import type { ApiKeyInfo, RequestContext } from '../route.ts';
@@ -33,13 +35,15 @@ export function createContext(
   const requestId = res.locals.requestId as string;
   const given = req.header('x-correlation-id');
   const correlationId = given && CORRELATION.test(given) ? given : requestId;
-  return {
+  const ctx: RequestContext = {
     rt,
     req,
     res,
     requestId,
     key,
     organizationId,
+    idempotencySeed: null,
+    newId: (kind) => (ctx.idempotencySeed ? derivedV7(ctx.idempotencySeed, kind) : uuidv7()),
     ifMatch: parseIfMatch(req.header('if-match')),
     metadata: () => ({
       organization_id: organizationId,
@@ -50,4 +54,5 @@ export function createContext(
       occurred_at: new Date().toISOString(),
     }),
   };
+  return ctx;
 }

@@ -8,9 +8,14 @@
  * body) tells a retry from a reuse with another body (409). Rows live 24 h.
  * 5xx responses are not stored (the row is deleted), so the client can retry.
  * A process that dies mid-request leaves its row in progress until its lease
- * ends, after which a retry takes it over.
+ * ends, after which a retry with the same body takes it over. The takeover
+ * keeps the row's `seed`, from which the request derives the ids of what it
+ * creates (RequestContext.newId): if the dead attempt had already created the
+ * invoice, customer or organization, the retry finds it and answers with it
+ * instead of creating a second one.
  */
 import { createHash, randomUUID } from 'node:crypto';
+import { v7 as uuidv7 } from 'uuid';
 import type { Request } from 'express';
 import { sql, type Kysely } from 'kysely';
 import { DomainError, validationError } from '../../shared/errors.ts';
@@ -24,7 +29,10 @@ const KEY_FORMAT = /^[\x21-\x7e]{1,255}$/;
 export interface Claim {
   apiKeyId: string;
   key: string;
+  /** This attempt's ownership token. */
   claim: string;
+  /** Shared by every attempt of the request (null on rows older than migration 0012). */
+  seed: string | null;
 }
 
 export type Begin = { owner: Claim } | { replay: Rendered };
@@ -51,17 +59,19 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function tryClaim(db: Kysely<any>, apiKeyId: string, key: string, print: string): Promise<Claim | null> {
   const claim = randomUUID();
-  // Insert, or take over a row that expired (24 h) or whose owner's lease ran out.
-  const { rows } = await sql`
-    insert into idempotency_keys (api_key_id, idempotency_key, fingerprint, claim, locked_until)
-    values (${apiKeyId}, ${key}, ${print}, ${claim}, now() + make_interval(secs => ${LEASE_SECONDS}))
+  // Insert, or take over a row that expired (24 h: a new request, a new seed) or whose
+  // owner's lease ran out on the same request (the same work again: the same seed).
+  const { rows } = await sql<{ seed: string | null }>`
+    insert into idempotency_keys (api_key_id, idempotency_key, fingerprint, claim, seed, locked_until)
+    values (${apiKeyId}, ${key}, ${print}, ${claim}, ${uuidv7()}, now() + make_interval(secs => ${LEASE_SECONDS}))
     on conflict (api_key_id, idempotency_key) do update
        set fingerprint = excluded.fingerprint, claim = excluded.claim, locked_until = excluded.locked_until,
-           completed = false, response_status = null, response_body = null, response_headers = null, created_at = now()
+           completed = false, response_status = null, response_body = null, response_headers = null, created_at = now(),
+           seed = case when idempotency_keys.created_at < now() - interval '24 hours' then excluded.seed else idempotency_keys.seed end
      where idempotency_keys.created_at < now() - interval '24 hours'
-        or (not idempotency_keys.completed and idempotency_keys.locked_until < now())
-    returning claim`.execute(db);
-  return rows.length ? { apiKeyId, key, claim } : null;
+        or (not idempotency_keys.completed and idempotency_keys.locked_until < now() and idempotency_keys.fingerprint = excluded.fingerprint)
+    returning seed`.execute(db);
+  return rows.length ? { apiKeyId, key, claim, seed: rows[0].seed } : null;
 }
 
 /** Claims the key (the caller then runs the request) or returns the response to replay. */

@@ -51,6 +51,7 @@ export function mountRoutes(router: Router, rt: Runtime, specs: readonly RouteSp
           res.setHeader('Idempotent-Replayed', 'true');
           return send(res, started.replay);
         }
+        ctx.idempotencySeed = started.owner.seed;
         let rendered: Rendered;
         try {
           rendered = await run();

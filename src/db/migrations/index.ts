@@ -14,6 +14,7 @@ import * as m0008 from './0008_rate_limits_unlogged.ts';
 import * as m0009 from './0009_es_append_notify_after_commit.ts';
 import * as m0010 from './0010_invoice_status_counts.ts';
 import * as m0011 from './0011_es_append_one_json.ts';
+import * as m0012 from './0012_idempotency_seed.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_eventstore': m0001,
@@ -27,4 +28,5 @@ export const migrations: Record<string, Migration> = {
   '0009_es_append_notify_after_commit': m0009,
   '0010_invoice_status_counts': m0010,
   '0011_es_append_one_json': m0011,
+  '0012_idempotency_seed': m0012,
 };

@@ -1,0 +1,119 @@
+/**
+ * Idempotency-Key across a crash (CONTRACT section 13: the same key and body
+ * never do the work twice). A process that dies after appending a creation
+ * but before storing the response leaves its key claimed, with no response,
+ * until the lease runs out; the retry then takes the claim over. We put a
+ * key in exactly that state (the dead attempt's resource exists, its response
+ * was never stored, its lease is over) and retry: the retry must answer with
+ * the resource the dead attempt created, not create a second one.
+ */
+import { expect } from 'chai';
+import { sql } from 'kysely';
+import { derivedV7 } from '../../src/shared/derived-id.ts';
+import { newIce } from '../customers/support.ts';
+import { call, createTenant, type Tenant } from '../support/fixtures.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { newAccount } from './organization-support.ts';
+
+describe('Idempotency-Key: a retry after the first attempt died', function () {
+  this.timeout(60_000);
+  let server: TestServer;
+  let tenant: Tenant;
+  let n = 0;
+  const freshKey = () => `crash-${process.pid}-${++n}`;
+
+  before(async () => {
+    server = await startTestServer();
+    tenant = await createTenant(server.database.db, { plan: 'fiduciaire', organization: { ice: newIce() } });
+  });
+  after(() => server?.stop());
+
+  /** The state a process killed between its append and storing the response leaves behind. */
+  async function dieAfterTheWork(key: string): Promise<void> {
+    const { numAffectedRows } = await sql`
+      update idempotency_keys set completed = false, response_status = null, response_body = null, response_headers = null,
+             locked_until = now() - interval '1 second'
+       where idempotency_key = ${key}`.execute(server.database.db);
+    expect(Number(numAffectedRows)).to.equal(1);
+  }
+
+  const post = (path: string, key: string, body: unknown, secret = tenant.key.secret) =>
+    call(`${server.url}${path}`, secret, { method: 'POST', body, headers: { 'idempotency-key': key } });
+
+  it('POST /customers: the retry answers the customer the dead attempt created', async () => {
+    const key = freshKey();
+    const body = { name: 'Atlas Conseil SARL', type: 'b2b', ice: newIce() };
+    const first = await post('/customers', key, body);
+    expect(first.status).to.equal(201);
+    await dieAfterTheWork(key);
+    const retry = await post('/customers', key, body);
+    expect(retry.status, JSON.stringify(retry.body)).to.equal(201);
+    expect(retry.headers.get('idempotent-replayed')).to.equal(null); // it ran again, and found the customer
+    expect(retry.body.data).to.deep.equal(first.body.data);
+    const { rows } = await sql<{ n: number }>`select count(*)::int as n from customers where organization_id = ${tenant.organizationId} and ice = ${body.ice}`.execute(server.database.db);
+    expect(rows[0].n).to.equal(1);
+    // Stored this time: a third attempt is a plain replay.
+    const third = await post('/customers', key, body);
+    expect(third.headers.get('idempotent-replayed')).to.equal('true');
+    expect(third.body.data.id).to.equal(first.body.data.id);
+  });
+
+  it('POST /invoices: the retry answers the invoice the dead attempt created (one invoice, one InvoiceCreated)', async () => {
+    const customer = (await post('/customers', freshKey(), { name: 'Client', type: 'b2c' })).body.data;
+    const key = freshKey();
+    const body = { customer_id: customer.id, issue_date: '2026-11-22', items: [{ description: 'Audit', quantity: 3, unit_price: '0.335', tax_rate: 20 }] };
+    const first = await post('/invoices', key, body);
+    expect(first.status).to.equal(201);
+    await dieAfterTheWork(key);
+    const retry = await post('/invoices', key, body);
+    expect(retry.status, JSON.stringify(retry.body)).to.equal(201);
+    expect(retry.body.data).to.deep.equal(first.body.data);
+    const { rows } = await sql<{ n: number }>`select count(*)::int as n from invoices where organization_id = ${tenant.organizationId} and customer_id = ${customer.id}`.execute(server.database.db);
+    expect(rows[0].n).to.equal(1);
+    const events = await call(`${server.url}/invoices/${first.body.data.id}/events`, tenant.key.secret);
+    expect(events.body.data.map((e: { type: string }) => e.type)).to.deep.equal(['invoice.created']);
+  });
+
+  it('POST /organizations: the retry answers the organization the dead attempt provisioned', async () => {
+    const account = await newAccount(server, 'fiduciaire');
+    const key = freshKey();
+    const body = { legal_name: 'Sahara Logistique SARL', ice: newIce() };
+    const first = await post('/organizations', key, body, account.accountKey.secret);
+    expect(first.status, JSON.stringify(first.body)).to.equal(201);
+    await dieAfterTheWork(key);
+    const retry = await post('/organizations', key, body, account.accountKey.secret);
+    expect(retry.status, JSON.stringify(retry.body)).to.equal(201);
+    expect(retry.body.data.id).to.equal(first.body.data.id);
+    const { rows } = await sql<{ n: number }>`select count(*)::int as n from organizations where account_id = ${account.accountId}`.execute(server.database.db);
+    expect(rows[0].n).to.equal(1);
+  });
+
+  it('a different body cannot take over an attempt that died: 409 IDEMPOTENCY_KEY_REUSED', async () => {
+    const key = freshKey();
+    expect((await post('/customers', key, { name: 'A', type: 'b2c' })).status).to.equal(201);
+    await dieAfterTheWork(key);
+    const other = await post('/customers', key, { name: 'B', type: 'b2c' });
+    expect(other.status).to.equal(409);
+    expect(other.body.error.code).to.equal('IDEMPOTENCY_KEY_REUSED');
+  });
+
+  it('without the key, or with another key, creations get fresh ids', async () => {
+    const a = await call(`${server.url}/customers`, tenant.key.secret, { method: 'POST', body: { name: 'C', type: 'b2c' } });
+    const b = await post('/customers', freshKey(), { name: 'C', type: 'b2c' });
+    const c = await post('/customers', freshKey(), { name: 'C', type: 'b2c' });
+    expect(new Set([a.body.data.id, b.body.data.id, c.body.data.id]).size).to.equal(3);
+  });
+});
+
+describe('derivedV7', () => {
+  const seed = '01a2048c-9b01-74ff-8c86-73b193a3bcec';
+  it('is a UUID v7 with the seed’s timestamp, the same for the same seed and label, different otherwise', () => {
+    const id = derivedV7(seed, 'invoice');
+    expect(id).to.match(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(id.replace(/-/g, '').slice(0, 12)).to.equal(seed.replace(/-/g, '').slice(0, 12));
+    expect(derivedV7(seed.toUpperCase(), 'invoice')).to.equal(id);
+    expect(derivedV7(seed, 'customer')).to.not.equal(id);
+    expect(derivedV7('01a2048c-9b01-74ff-8c86-73b193a3bced', 'invoice')).to.not.equal(id);
+    expect(() => derivedV7('nope', 'invoice')).to.throw(TypeError);
+  });
+});
