@@ -19,7 +19,15 @@ import * as schemas from './schemas/invoices.ts';
 const organizationOf = (ctx: RequestContext) => ctx.organizationId!; // organization routes always have one
 
 function write(ctx: RequestContext): InvoiceWrite {
-  return { store: ctx.rt.store, organizationId: organizationOf(ctx), metadata: ctx.metadata(), ifMatch: ctx.ifMatch, facts: readModelFacts(ctx.rt.database.db) };
+  return {
+    store: ctx.rt.store,
+    organizationId: organizationOf(ctx),
+    metadata: ctx.metadata(),
+    ifMatch: ctx.ifMatch,
+    facts: readModelFacts(ctx.rt.database.db),
+    // Under an Idempotency-Key, every attempt's action event gets the same id (see InvoiceWrite).
+    commandId: ctx.idempotencySeed ? ctx.newId('command') : undefined,
+  };
 }
 
 /**

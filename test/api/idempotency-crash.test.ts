@@ -74,6 +74,40 @@ describe('Idempotency-Key: a retry after the first attempt died', function () {
     expect(events.body.data.map((e: { type: string }) => e.type)).to.deep.equal(['invoice.created']);
   });
 
+  it('POST /invoices/{id}/finalize, /send, /pay: the retry answers 200 with the invoice, the action done once', async () => {
+    const customer = (await post('/customers', freshKey(), { name: 'Atlas', type: 'b2b', ice: newIce() })).body.data;
+    const draft = (await post('/invoices', freshKey(), { customer_id: customer.id, issue_date: '2026-11-22', items: [{ description: 'Audit', quantity: 1, unit_price: 100 }] })).body.data;
+    const actions: [string, unknown][] = [['finalize', undefined], ['send', undefined], ['pay', { payment_method: 'bank_transfer', payment_reference: 'VIR-1' }]];
+    for (const [action, body] of actions) {
+      const key = freshKey();
+      const first = await post(`/invoices/${draft.id}/${action}`, key, body);
+      expect(first.status, `${action}: ${JSON.stringify(first.body)}`).to.equal(200);
+      await dieAfterTheWork(key);
+      const retry = await post(`/invoices/${draft.id}/${action}`, key, body);
+      expect(retry.status, `${action} retried: ${JSON.stringify(retry.body)}`).to.equal(200);
+      expect(retry.body.data, action).to.deep.equal(first.body.data);
+    }
+    const events = await call(`${server.url}/invoices/${draft.id}/events`, tenant.key.secret);
+    expect(events.body.data.map((e: { type: string }) => e.type)).to.deep.equal([
+      'invoice.created', 'invoice.finalization_started', 'invoice.finalized', 'invoice.sent', 'invoice.paid',
+    ]);
+  });
+
+  it('a retried finalize answers the same number; the same action under another key is the usual 409', async () => {
+    const customer = (await post('/customers', freshKey(), { name: 'Oasis', type: 'b2c' })).body.data;
+    const draft = (await post('/invoices', freshKey(), { customer_id: customer.id, issue_date: '2026-11-22', items: [{ description: 'Audit', quantity: 1, unit_price: 100 }] })).body.data;
+    const key = freshKey();
+    const first = await post(`/invoices/${draft.id}/finalize`, key, undefined);
+    expect(first.status).to.equal(200);
+    await dieAfterTheWork(key);
+    const retry = await post(`/invoices/${draft.id}/finalize`, key, undefined);
+    expect(retry.body.data.invoice_number).to.equal(first.body.data.invoice_number);
+    // Another key is another request: the usual 409 for a finalized invoice.
+    const other = await post(`/invoices/${draft.id}/finalize`, freshKey(), undefined);
+    expect(other.status).to.equal(409);
+    expect(other.body.error.code).to.equal('INVOICE_NOT_DRAFT');
+  });
+
   it('POST /organizations: the retry answers the organization the dead attempt provisioned', async () => {
     const account = await newAccount(server, 'fiduciaire');
     const key = freshKey();

@@ -36,6 +36,8 @@ export async function finalizeInvoice(w: InvoiceWrite, invoiceId: string): Promi
     ]);
     return { type: 'StartFinalization', data: { invoice_id: invoiceId, customer, organization }, metadata };
   });
+  // An earlier attempt of this request (Idempotency-Key) locked it and is done: answer the invoice as it is.
+  if (!started.appended && !isFinalizationPending(started.state)) return started;
   return completeFinalization(w, invoiceId, started);
 }
 
@@ -45,7 +47,7 @@ async function completeFinalization(w: InvoiceWrite, invoiceId: string, started:
   const year = numberingYear(started.invoice);
   const number = await invoiceNumbering(w.store).assign(w.organizationId, year, invoiceId, metadata);
   return runOnInvoice(
-    w,
+    { ...w, commandId: undefined }, // the request's command id is on the lock (step 1), not on this step
     invoiceId,
     (_state, command) => ({ type: 'CompleteFinalization', data: { invoice_id: invoiceId, invoice_number: number }, metadata: command }),
     // No If-Match: the lock is ours, and a concurrent append can only be recovery's same completion.

@@ -27,6 +27,13 @@ export interface InvoiceWrite {
   /** If-Match: the invoice version the client read. */
   ifMatch?: number;
   facts: InvoiceFacts;
+  /**
+   * Id of the first event the command appends, the same on every attempt of
+   * one request (derived from its Idempotency-Key). An attempt that finds it in
+   * the stream knows an earlier attempt (one that died before answering) did
+   * the work, and answers the invoice as it is instead of refusing the action.
+   */
+  commandId?: string;
 }
 
 export interface InvoiceResult {
@@ -84,6 +91,9 @@ export async function runOnInvoice(
     const loaded = attempt === 1 && options.known ? null : await loadInvoice(w.store, w.organizationId, invoiceId);
     const state = loaded ? loaded.state : options.known!.state;
     const revision = loaded ? loaded.revision : options.known!.revision;
+    if (loaded && w.commandId && loaded.recorded.some((r) => r.id === w.commandId)) {
+      return { invoice: state.invoice!, state, revision, position: loaded.recorded[loaded.recorded.length - 1].position, appended: false };
+    }
     if (options.ifMatch !== undefined && options.ifMatch !== revision) throw versionConflict(revision, options.ifMatch);
     const decided = invoiceDecider.decide(await build(state, commandMeta), state);
     if (decided.length === 0) {
@@ -91,7 +101,7 @@ export async function runOnInvoice(
       return { invoice: state.invoice!, state, revision, position, appended: false };
     }
     try {
-      const events = decided.map((e) => ({ id: uuidv7(), type: e.type, data: e.data, metadata }));
+      const events = decided.map((e, i) => ({ id: i === 0 && w.commandId ? w.commandId : uuidv7(), type: e.type, data: e.data, metadata }));
       const result = await w.store.appendToStream(stream, events, revision);
       const next = decided.reduce(invoiceDecider.evolve, state);
       return { invoice: next.invoice!, state: next, revision: result.nextRevision, position: result.position, appended: true };
