@@ -9,9 +9,11 @@
  */
 import { expect } from 'chai';
 import { sql } from 'kysely';
+import { randomUUID } from 'node:crypto';
+import { claim, organizationSlotScope, readReservation, release } from '../../src/commands/reservation/index.ts';
 import { derivedV7 } from '../../src/shared/derived-id.ts';
 import { newIce } from '../customers/support.ts';
-import { call, createTenant, type Tenant } from '../support/fixtures.ts';
+import { call, createKey, createTenant, type Tenant } from '../support/fixtures.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { newAccount } from './organization-support.ts';
 
@@ -37,6 +39,7 @@ describe('Idempotency-Key: a retry after the first attempt died', function () {
     expect(Number(numAffectedRows)).to.equal(1);
   }
 
+  const systemMetadata = () => ({ organization_id: null, actor: 'system', request_id: null, correlation_id: null, causation_id: null, occurred_at: new Date().toISOString() });
   const post = (path: string, key: string, body: unknown, secret = tenant.key.secret) =>
     call(`${server.url}${path}`, secret, { method: 'POST', body, headers: { 'idempotency-key': key } });
 
@@ -120,6 +123,57 @@ describe('Idempotency-Key: a retry after the first attempt died', function () {
     expect(retry.body.data.id).to.equal(first.body.data.id);
     const { rows } = await sql<{ n: number }>`select count(*)::int as n from organizations where account_id = ${account.accountId}`.execute(server.database.db);
     expect(rows[0].n).to.equal(1);
+  });
+
+  it('POST /organizations: the retry claims no second entity slot, and a failure cannot free the existing one', async () => {
+    const account = await newAccount(server, 'professional'); // cap 3
+    const store = server.server.runtime.store;
+    const slots = organizationSlotScope(account.accountId);
+    const ghost = randomUUID(); // a provisioning that crashed after claiming slot 1
+    await claim(store, slots, '1', ghost, systemMetadata());
+    const key = freshKey();
+    const ice = newIce();
+    const body = { legal_name: 'Org O', ice };
+    const first = await post('/organizations', key, body, account.accountKey.secret);
+    expect(first.status).to.equal(201);
+    const o = first.body.data.id;
+    await dieAfterTheWork(key);
+    await release(store, slots, '1', ghost, systemMetadata()); // slot 1 free again
+    // O gives up its ICE and someone else takes it: the retry must not stumble on it either.
+    const orgKey = await createKey(server.database.db, { accountId: account.accountId, organizationId: o });
+    expect((await call(`${server.url}/organization`, orgKey.secret, { method: 'PATCH', body: { ice: newIce() } })).status).to.equal(200);
+    expect((await post('/organizations', freshKey(), { legal_name: 'Org P', ice }, account.accountKey.secret)).status).to.equal(201);
+    const retry = await post('/organizations', key, body, account.accountKey.secret);
+    expect(retry.status, JSON.stringify(retry.body)).to.equal(201);
+    expect(retry.body.data.id).to.equal(o);
+    const owners = await Promise.all(['1', '2', '3'].map(async (n) => (await readReservation(store, slots, n)).owner));
+    expect(owners.filter((x) => x === o), 'slots held by O').to.have.length(1);
+  });
+
+  it('POST /customers: the retry answers the customer even after its ICE moved to another customer', async () => {
+    const key = freshKey();
+    const ice = newIce();
+    const first = await post('/customers', key, { name: 'Old ICE', type: 'b2b', ice });
+    expect(first.status).to.equal(201);
+    await dieAfterTheWork(key);
+    const moved = await call(`${server.url}/customers/${first.body.data.id}`, tenant.key.secret, { method: 'PATCH', body: { ice: newIce() } });
+    expect(moved.status).to.equal(200);
+    expect((await post('/customers', freshKey(), { name: 'Takes it', type: 'b2b', ice })).status).to.equal(201);
+    const retry = await post('/customers', key, { name: 'Old ICE', type: 'b2b', ice });
+    expect(retry.status, JSON.stringify(retry.body)).to.equal(201);
+    expect(retry.body.data.id).to.equal(first.body.data.id);
+  });
+
+  it('a 5xx keeps the seed: the retry of the same request finds what the failed attempt created', async () => {
+    const key = freshKey();
+    const body = { name: 'Five hundred', type: 'b2c' };
+    const first = await post('/customers', key, body);
+    // As if the attempt had failed with a 5xx after its append: the pipeline ends the lease.
+    await sql`update idempotency_keys set completed = false, response_status = null, response_body = null, response_headers = null,
+               locked_until = now() - interval '1 millisecond' where idempotency_key = ${key}`.execute(server.database.db);
+    const retry = await post('/customers', key, body);
+    expect(retry.status).to.equal(201);
+    expect(retry.body.data.id).to.equal(first.body.data.id);
   });
 
   it('a different body cannot take over an attempt that died: 409 IDEMPOTENCY_KEY_REUSED', async () => {

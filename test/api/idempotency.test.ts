@@ -72,12 +72,18 @@ describe('API pipeline: Idempotency-Key', () => {
     expect(calls.things).to.equal(before + 1);
   });
 
-  it('does not store 5xx answers: a retry runs again', async () => {
+  it('does not store 5xx answers: a retry runs again, with the same seed; another body is refused', async () => {
     const key = freshKey();
     const before = calls.things;
+    const row = async () =>
+      (await server.database.db.selectFrom('idempotency_keys').select(['seed', 'completed']).where('idempotency_key', '=', key).executeTakeFirstOrThrow());
     expect((await post(key, { name: 'e', fail: 'crash' })).status).to.equal(500);
+    const kept = await row();
+    expect(kept.completed).to.equal(false);
     expect((await post(key, { name: 'e', fail: 'crash' })).status).to.equal(500);
     expect(calls.things).to.equal(before + 2);
+    expect((await row()).seed, 'the retry took the claim over with its seed').to.equal(kept.seed);
+    expect((await post(key, { name: 'another' })).body.error.code).to.equal('IDEMPOTENCY_KEY_REUSED');
   });
 
   it('does not store validation errors (they happen before the key is taken)', async () => {

@@ -6,7 +6,7 @@
  * insert and runs; the others poll the row until the winner stores its
  * response, then replay it. The fingerprint (method, URL, organization, raw
  * body) tells a retry from a reuse with another body (409). Rows live 24 h.
- * 5xx responses are not stored (the row is deleted), so the client can retry.
+ * 5xx responses are not stored (the lease is ended), so the client can retry.
  * A process that dies mid-request leaves its row in progress until its lease
  * ends, after which a retry with the same body takes it over. The takeover
  * keeps the row's `seed`, from which the request derives the ids of what it
@@ -110,14 +110,16 @@ export async function finish(db: Kysely<any>, c: Claim, r: Rendered): Promise<vo
      where api_key_id = ${c.apiKeyId} and idempotency_key = ${c.key} and claim = ${c.claim}`.execute(db);
 }
 
+/**
+ * Gives the key back after a 5xx (or a file reply): its lease ends now, so
+ * the next attempt of the same request takes it over at once, with the same
+ * seed (what this attempt may already have created is found, not created
+ * again); another body still gets 409.
+ */
 export async function release(db: Kysely<any>, c: Claim): Promise<void> {
-  await db
-    .deleteFrom('idempotency_keys')
-    .where('api_key_id', '=', c.apiKeyId)
-    .where('idempotency_key', '=', c.key)
-    .where('claim', '=', c.claim)
-    .where('completed', '=', false)
-    .execute();
+  await sql`
+    update idempotency_keys set locked_until = now() - interval '1 millisecond'
+     where api_key_id = ${c.apiKeyId} and idempotency_key = ${c.key} and claim = ${c.claim} and not completed`.execute(db);
 }
 
 /** Drops rows older than 24 h (called now and then; the index on created_at keeps it cheap). */

@@ -12,6 +12,7 @@ import type { RouteSpec } from '../route.ts';
 import { authorize } from './access.ts';
 import { authenticate } from './authenticate.ts';
 import { createContext } from './context.ts';
+import { derivedV7 } from '../../shared/derived-id.ts';
 import { begin, finish, fingerprint, idempotencyKeyOf, purgeExpired, release } from './idempotency.ts';
 import { enforceRateLimit, rateLimitOf, setRateLimitHeaders } from './ratelimit.ts';
 import { renderError, renderReply, send, type Rendered } from './reply.ts';
@@ -46,12 +47,15 @@ export function mountRoutes(router: Router, rt: Runtime, specs: readonly RouteSp
 
         const db = rt.database.db;
         if (++idempotentRequests % PURGE_EVERY === 0) purgeExpired(db).catch(() => {});
-        const started = await begin(db, principal.key.id, idemKey, fingerprint(req, organizationId));
+        const print = fingerprint(req, organizationId);
+        const started = await begin(db, principal.key.id, idemKey, print);
         if ('replay' in started) {
           res.setHeader('Idempotent-Replayed', 'true');
           return send(res, started.replay);
         }
-        ctx.idempotencySeed = started.owner.seed;
+        // Per request, not only per key: a row taken over with another body (by code
+        // older than migration 0012) must not lead to the first body's resources.
+        ctx.idempotencySeed = started.owner.seed && derivedV7(started.owner.seed, print);
         let rendered: Rendered;
         try {
           rendered = await run();

@@ -17,7 +17,7 @@ import type { EventMetadata, EventStore } from '../../eventstore/types.ts';
 import { DomainError, notFound } from '../../shared/errors.ts';
 import type { CommandMetadata } from '../command.ts';
 import { customerIceScope, iceAlreadyUsed, writeWithReservations, type ReservedValue } from '../reservation/index.ts';
-import { execute, type ExecuteResult } from '../shared/handler.ts';
+import { execute, existingStream, type ExecuteResult } from '../shared/handler.ts';
 import type { CreateCustomerInput, CustomerCommand, CustomerPatch } from './commands.ts';
 import { customerDecider, iceChange, initialCustomerState, type CustomerState } from './decider.ts';
 import { customerStream, type CustomerEvent } from './events.ts';
@@ -66,9 +66,16 @@ function run(w: CustomerWrite, metadata: EventMetadata, command: CustomerCommand
 }
 
 /** POST /customers. `customerId` is a fresh UUID v7 chosen by the caller. */
-export function createCustomer(w: CustomerWrite, customerId: string, input: CreateCustomerInput): Promise<CustomerResult> {
+export async function createCustomer(w: CustomerWrite, customerId: string, input: CreateCustomerInput): Promise<CustomerResult> {
   const { metadata, commandMetadata } = envelope(w);
   validateNewCustomer(input); // a bad body must not hold an ICE, even for a moment
+  // Created by an earlier attempt of this request: answer it, whatever became of its ICE since.
+  const existing = await existingStream(w.store, customerStream(customerId), customerDecider);
+  if (existing) {
+    if (existing.metadata.organization_id !== w.organizationId) throw notFound('Customer');
+    const { metadata: _first, ...result } = existing;
+    return result;
+  }
   const command: CustomerCommand = { type: 'CreateCustomer', data: { ...input, customer_id: customerId }, metadata: commandMetadata };
   const { claim } = iceChange(command, initialCustomerState);
   return writeWithReservations(

@@ -8,7 +8,7 @@
  * your writes) and the organization as decided.
  */
 import type { EventMetadata, EventStore } from '../../eventstore/types.ts';
-import { DomainError } from '../../shared/errors.ts';
+import { DomainError, notFound } from '../../shared/errors.ts';
 import type { CommandMetadata } from '../command.ts';
 import {
   claimFirstFree,
@@ -19,7 +19,7 @@ import {
   writeWithReservations,
   type ReservedValue,
 } from '../reservation/index.ts';
-import { execute, loadState, type ExecuteResult } from '../shared/handler.ts';
+import { execute, existingStream, loadState, type ExecuteResult } from '../shared/handler.ts';
 import type { NewOrganizationInput, OrganizationCommand, OrganizationPatch } from './commands.ts';
 import { iceChange, organizationDecider, type OrganizationState } from './decider.ts';
 import { organizationStream, type OrganizationEvent } from './events.ts';
@@ -60,6 +60,14 @@ export interface Provisioning {
 export async function provisionOrganization(w: OrganizationWrite, p: Provisioning): Promise<OrganizationResult> {
   const { metadata, commandMetadata } = envelope(w, p.organization_id);
   validateNewOrganization(p.profile); // a bad body must not take a slot or an ICE, even for a moment
+  // Already provisioned by an earlier attempt of this request: answer it, taking no second slot
+  // (and, on a failure, releasing none of its own).
+  const existing = await existingStream(w.store, organizationStream(p.organization_id), organizationDecider);
+  if (existing) {
+    if (existing.state.organization?.account_id !== p.account_id) throw notFound('Organization');
+    const { metadata: _first, ...result } = existing;
+    return result;
+  }
   const slots = organizationSlotScope(p.account_id);
   const slot = await claimFirstFree(w.store, slots, p.entity_cap, p.organization_id, metadata);
   if (slot === null) throw entityCapReached(p.entity_cap);

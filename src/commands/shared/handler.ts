@@ -39,6 +39,25 @@ export async function loadState<C, E extends DomainEvent, S>(
   return { state, revision: recorded.length ? recorded[recorded.length - 1].revision : -1 };
 }
 
+/**
+ * A stream that already exists when a creation is about to claim what it
+ * needs: a retry of a request that created it (its id derives from the
+ * request's Idempotency-Key). The caller answers with it, claiming nothing
+ * again; `owner` tells whether it belongs to the caller (else NOT_FOUND).
+ */
+export async function existingStream<C, E extends DomainEvent, S>(
+  store: EventStore,
+  stream: string,
+  decider: Decider<C, E, S>,
+): Promise<(ExecuteResult<E, S> & { metadata: EventMetadata }) | null> {
+  const recorded = await store.readStream(stream);
+  if (recorded.length === 0) return null;
+  let state = decider.initialState;
+  for (const r of recorded) state = decider.evolve(state, { type: r.type, data: r.data } as E);
+  const last = recorded[recorded.length - 1];
+  return { events: [], state, revision: last.revision, position: last.position, metadata: recorded[0].metadata };
+}
+
 export async function execute<C, E extends DomainEvent, S>(
   store: EventStore,
   stream: string,
