@@ -35,7 +35,7 @@ interface ListQuery {
 }
 
 function writeOf(ctx: RequestContext): OrganizationWrite {
-  return { store: ctx.rt.store, metadata: ctx.metadata(), ifMatch: ctx.ifMatch };
+  return { store: ctx.rt.store, metadata: ctx.metadata(), ifMatch: ctx.ifMatch, commandId: ctx.idempotencySeed ? ctx.newId('command') : undefined };
 }
 
 /** Runs an action on an organization of the key's account; any other id is 404. */

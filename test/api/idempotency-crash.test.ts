@@ -176,6 +176,23 @@ describe('Idempotency-Key: a retry after the first attempt died', function () {
     expect(retry.body.data.id).to.equal(first.body.data.id);
   });
 
+  it('POST /organizations/{id}/archive and /restore: the retry answers 200 with the organization, done once', async () => {
+    const account = await newAccount(server, 'fiduciaire');
+    const org = (await post('/organizations', freshKey(), { legal_name: 'Rif Export SARL' }, account.accountKey.secret)).body.data;
+    for (const action of ['archive', 'restore']) {
+      const key = freshKey();
+      const first = await post(`/organizations/${org.id}/${action}`, key, undefined, account.accountKey.secret);
+      expect(first.status, `${action}: ${JSON.stringify(first.body)}`).to.equal(200);
+      await dieAfterTheWork(key);
+      const retry = await post(`/organizations/${org.id}/${action}`, key, undefined, account.accountKey.secret);
+      expect(retry.status, `${action} retried: ${JSON.stringify(retry.body)}`).to.equal(200);
+      expect(retry.body.data, action).to.deep.equal(first.body.data);
+    }
+    const { rows } = await sql<{ n: number }>`
+      select count(*)::int as n from es_events where stream_id = ${`organization-${org.id}`} and type in ('OrganizationArchived', 'OrganizationRestored')`.execute(server.database.db);
+    expect(rows[0].n).to.equal(2);
+  });
+
   it('a different body cannot take over an attempt that died: 409 IDEMPOTENCY_KEY_REUSED', async () => {
     const key = freshKey();
     expect((await post('/customers', key, { name: 'A', type: 'b2c' })).status).to.equal(201);

@@ -31,6 +31,8 @@ export interface OrganizationWrite {
   metadata: EventMetadata;
   /** If-Match: the organization version the client read. */
   ifMatch?: number;
+  /** The request's command id under an Idempotency-Key (ExecuteOptions.commandId). */
+  commandId?: string;
 }
 
 export type OrganizationResult = ExecuteResult<OrganizationEvent, OrganizationState>;
@@ -42,7 +44,11 @@ function envelope(w: OrganizationWrite, organizationId: string) {
 }
 
 function run(w: OrganizationWrite, metadata: EventMetadata, command: OrganizationCommand): Promise<OrganizationResult> {
-  return execute(w.store, organizationStream(command.data.organization_id), organizationDecider, command, { metadata, ifMatch: w.ifMatch });
+  return execute(w.store, organizationStream(command.data.organization_id), organizationDecider, command, {
+    metadata,
+    ifMatch: w.ifMatch,
+    commandId: w.commandId,
+  });
 }
 
 function entityCapReached(cap: number): DomainError {

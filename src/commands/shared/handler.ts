@@ -16,6 +16,13 @@ export interface ExecuteOptions {
   /** Expected stream revision from If-Match; -1 means "must not exist". */
   ifMatch?: number;
   retries?: number;
+  /**
+   * Id of the first event, the same on every attempt of one request (derived
+   * from its Idempotency-Key): an attempt that finds it in the stream answers
+   * the state as it is, since an earlier attempt (one that died before
+   * answering) did the work.
+   */
+  commandId?: string;
 }
 
 export interface ExecuteResult<E, S> {
@@ -67,7 +74,13 @@ export async function execute<C, E extends DomainEvent, S>(
 ): Promise<ExecuteResult<E, S>> {
   const attempts = options.retries ?? 5;
   for (let attempt = 1; ; attempt++) {
-    const { state, revision } = await loadState(store, stream, decider);
+    const recorded = await store.readStream(stream);
+    let state = decider.initialState;
+    for (const r of recorded) state = decider.evolve(state, { type: r.type, data: r.data } as E);
+    const revision = recorded.length ? recorded[recorded.length - 1].revision : -1;
+    if (options.commandId && recorded.some((r) => r.id === options.commandId)) {
+      return { events: [], state, revision, position: recorded[recorded.length - 1].position };
+    }
     if (options.ifMatch !== undefined && options.ifMatch !== revision) {
       throw new DomainError('VERSION_CONFLICT', `The resource is at version ${revision}, not ${options.ifMatch}. Read it again and retry.`, {
         current_version: revision,
@@ -75,7 +88,12 @@ export async function execute<C, E extends DomainEvent, S>(
     }
     const decided = decider.decide(command, state);
     if (decided.length === 0) return { events: [], state, revision, position: null };
-    const events: NewEvent[] = decided.map((e) => ({ id: uuidv7(), type: e.type, data: e.data, metadata: options.metadata }));
+    const events: NewEvent[] = decided.map((e, i) => ({
+      id: i === 0 && options.commandId ? options.commandId : uuidv7(),
+      type: e.type,
+      data: e.data,
+      metadata: options.metadata,
+    }));
     try {
       const result = await store.appendToStream(stream, events, revision === -1 ? 'no_stream' : revision);
       const next = decided.reduce(decider.evolve, state);
