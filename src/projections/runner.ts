@@ -183,11 +183,12 @@ export class ProjectionRunner {
     const stopWatch = setInterval(() => this.stopped && finish('stopped'), 50);
     const why = await ended;
     clearInterval(stopWatch);
-    // A pending lazy flush belongs to this connection: never let it fire during the next follow().
-    if (this.flushTimer) clearTimeout(this.flushTimer);
-    this.flushTimer = null;
     await sub.stop();
     this.moved = null;
+    // A pending lazy flush (a batch still running during stop() may have set one) belongs to
+    // this connection: never let it fire during the next follow().
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = null;
     // Store what was read past the last real batch (unless someone else moved it).
     if (why !== 'lost' && why !== 'moved') await this.flush().catch(() => {});
     return why;
