@@ -22,6 +22,11 @@ export class Notifier {
     return () => this.listeners.delete(listener);
   }
 
+  /** Resolves once the LISTEN is in place (or the attempt failed: a retry is scheduled, polling covers). */
+  ready(): Promise<void> {
+    return this.ensure();
+  }
+
   private ensure(): Promise<void> {
     if (this.closed || this.client) return Promise.resolve();
     this.connecting ??= this.connect().finally(() => (this.connecting = null));

@@ -31,6 +31,7 @@ export class ProjectionProgress {
   }
 
   async start(): Promise<void> {
+    // Listening before the first read of the checkpoints: nothing moves unseen in between.
     this.unlisten = this.notifier.subscribe((payload) => {
       // A refresh still in flight when the process closes its database must not crash it.
       if (payload === '') return void this.refresh().catch(() => {});
@@ -40,6 +41,7 @@ export class ProjectionProgress {
         if (space > 0) this.report(line.slice(0, space), line.slice(space + 1));
       }
     });
+    await this.notifier.ready();
     await this.refresh();
   }
 
