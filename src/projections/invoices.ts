@@ -1,7 +1,8 @@
 /**
  * Read model `invoices` (+ `invoice_lines`, `invoice_tax_breakdown`, and
- * `invoice_status_counts` for the lists' totals): one row
- * per invoice stream. Every invoice event carries the whole invoice, so a
+ * `invoice_status_counts` for the lists' totals): one row per invoice
+ * stream, carrying its lines and breakdown as JSON too (what the API reads;
+ * the two tables are for analysts' SQL). Every invoice event carries the whole invoice, so a
  * batch collapses to the newest snapshot of each invoice, written with a
  * version guard: a batch applied twice, or replayed by a rebuild, changes
  * nothing. Lines and breakdown are rewritten only for rows that moved by a
@@ -83,6 +84,8 @@ function row({ organizationId, invoice: i, pending, customer: c }: Latest) {
     created_at: i.created_at,
     updated_at: i.updated_at,
     version: i.version,
+    items: JSON.stringify(i.items),
+    tax_breakdown: JSON.stringify(i.tax_breakdown),
   };
 }
 
@@ -96,6 +99,7 @@ const COLUMN_TYPES: Record<keyof ReturnType<typeof row>, string> = {
   total_tax: 'numeric', total: 'numeric', amount_due: 'numeric', finalized_at: 'timestamptz', sent_at: 'timestamptz',
   paid_at: 'timestamptz', payment_method: 'text', payment_reference: 'text', voided_at: 'timestamptz',
   void_reason: 'text', created_at: 'timestamptz', updated_at: 'timestamptz', version: 'int',
+  items: 'jsonb', tax_breakdown: 'jsonb',
 };
 const COLUMNS = Object.keys(COLUMN_TYPES) as (keyof typeof COLUMN_TYPES)[];
 /** Frozen buyer columns: events after the finalization do not carry the buyer, so keep what is stored. */

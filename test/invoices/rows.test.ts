@@ -4,8 +4,11 @@
  * gives, for every currency exponent, including values that need rounding.
  */
 import { expect } from 'chai';
+import { backfill } from '../../src/db/migrations/0013_invoice_items_on_row.ts';
 import { toInvoice } from '../../src/queries/invoice-rows.ts';
 import { canonicalDecimal, formatAmount } from '../../src/shared/money.ts';
+import { startTestServer } from '../support/server.ts';
+import { invoicesClient, line } from './support.ts';
 
 function rowWith(currency: string, numeric: string, amount: string): Record<string, unknown> {
   return {
@@ -58,6 +61,34 @@ describe('invoice rows: numeric text to wire strings', () => {
         const stored = `${int}.${frac.slice(0, digits).padEnd(4, '0')}`; // what the projector stores
         check(currency, `${int}.${frac}`, i % 2 ? stored : `${int}.${frac}`);
       }
+    }
+  });
+});
+
+describe('invoice rows: lines on the row (migration 0013)', function () {
+  this.timeout(60_000);
+  it('rows filled by the migration from the line tables read the same as rows the projector wrote', async () => {
+    const server = await startTestServer();
+    try {
+      const api = await invoicesClient(server);
+      const customer = await api.customer();
+      const ids: string[] = [];
+      for (const currency of ['MAD', 'JPY', 'KWD']) {
+        const body = { customer_id: customer.id, issue_date: '2026-11-22', currency, items: [line('a', '3', '0.335', 20), line('b', '1.5', '1250.5', 10), line('c', 2, 7, 0)] };
+        const created = await api.create(body);
+        expect(created.status, JSON.stringify(created.body)).to.equal(201);
+        ids.push(created.body.data.id);
+      }
+      const views = async () => Promise.all(ids.map(async (id) => (await api.get(id)).body.data));
+      const projected = await views();
+      const listed = (await api.list('per_page=100')).body.data;
+      await server.database.db.updateTable('invoices').set({ items: '[]', tax_breakdown: '[]' }).execute();
+      expect((await views())[0].items, 'emptied').to.deep.equal([]);
+      await backfill.execute(server.database.db);
+      expect(await views()).to.deep.equal(projected);
+      expect((await api.list('per_page=100')).body.data).to.deep.equal(listed);
+    } finally {
+      await server.stop();
     }
   });
 });
