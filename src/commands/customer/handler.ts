@@ -14,10 +14,10 @@
  * log position to wait for before answering from the read model.
  */
 import type { EventMetadata, EventStore } from '../../eventstore/types.ts';
-import { DomainError, notFound } from '../../shared/errors.ts';
+import { notFound } from '../../shared/errors.ts';
 import type { CommandMetadata } from '../command.ts';
 import { customerIceScope, iceAlreadyUsed, writeWithReservations, type ReservedValue } from '../reservation/index.ts';
-import { execute, existingStream, type ExecuteResult } from '../shared/handler.ts';
+import { checkIfMatch, execute, existingStream, loadOwnedStream, type ExecuteResult } from '../shared/handler.ts';
 import type { CreateCustomerInput, CustomerCommand, CustomerPatch } from './commands.ts';
 import { customerDecider, iceChange, initialCustomerState, type CustomerState } from './decider.ts';
 import { customerStream, type CustomerEvent } from './events.ts';
@@ -42,19 +42,8 @@ function envelope(w: CustomerWrite) {
 
 /** The customer's state, or NOT_FOUND when it does not exist in this organization. */
 export async function loadCustomer(store: EventStore, organizationId: string, customerId: string): Promise<{ state: CustomerState; revision: number }> {
-  const recorded = await store.readStream(customerStream(customerId));
-  if (recorded.length === 0 || recorded[0].metadata.organization_id !== organizationId) throw notFound('Customer');
-  let state = initialCustomerState;
-  for (const r of recorded) state = customerDecider.evolve(state, { type: r.type, data: r.data } as CustomerEvent);
-  return { state, revision: recorded[recorded.length - 1].revision };
-}
-
-function checkIfMatch(ifMatch: number | undefined, revision: number): void {
-  if (ifMatch !== undefined && ifMatch !== revision) {
-    throw new DomainError('VERSION_CONFLICT', `The customer is at version ${revision}, not ${ifMatch}. Read it again and retry.`, {
-      current_version: revision,
-    });
-  }
+  const { state, revision } = await loadOwnedStream(store, customerStream(customerId), customerDecider, organizationId, 'Customer');
+  return { state, revision };
 }
 
 function iceClaims(organizationId: string, ice: string | null) {
@@ -102,7 +91,7 @@ export async function updateCustomer(w: CustomerWrite, customerId: string, patch
   // Decide once on the current state first: a refused command (bad field,
   // stale If-Match) or one that changes nothing must not touch a reservation.
   const { state, revision } = await loadCustomer(w.store, w.organizationId, customerId);
-  checkIfMatch(w.ifMatch, revision);
+  checkIfMatch(w.ifMatch, revision, 'customer');
   if (customerDecider.decide(command, state).length === 0) return { events: [], state, revision, position: null };
   const { claim, release } = iceChange(command, state);
   return writeWithReservations(
@@ -122,6 +111,6 @@ export async function updateCustomer(w: CustomerWrite, customerId: string, patch
 export async function archiveCustomer(w: CustomerWrite, customerId: string): Promise<CustomerResult> {
   const { metadata, commandMetadata } = envelope(w);
   const { revision } = await loadCustomer(w.store, w.organizationId, customerId);
-  checkIfMatch(w.ifMatch, revision);
+  checkIfMatch(w.ifMatch, revision, 'customer');
   return run(w, metadata, { type: 'ArchiveCustomer', data: { customer_id: customerId }, metadata: commandMetadata });
 }

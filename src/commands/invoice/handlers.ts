@@ -10,14 +10,14 @@
  * runs, so another organization's invoice is NOT_FOUND.
  */
 import { v7 as uuidv7 } from 'uuid';
-import type { EventMetadata, EventStore, RecordedEvent } from '../../eventstore/types.ts';
+import type { EventMetadata, EventStore } from '../../eventstore/types.ts';
 import { WrongExpectedVersionError } from '../../eventstore/types.ts';
 import type { InvoiceFacts } from '../../queries/invoice-facts.ts';
-import { DomainError, notFound } from '../../shared/errors.ts';
 import type { CommandMetadata } from '../command.ts';
 import type { CreateInvoiceInput, InvoiceCommand, InvoicePatch, PayInvoice } from './commands.ts';
 import { initialInvoiceState, invoiceDecider, type InvoiceState } from './decider.ts';
-import { invoiceStream, type Invoice, type InvoiceEvent } from './events.ts';
+import { loadOwnedStream, versionConflict, type LoadedStream } from '../shared/handler.ts';
+import { invoiceStream, type Invoice } from './events.ts';
 
 export interface InvoiceWrite {
   store: EventStore;
@@ -46,11 +46,7 @@ export interface InvoiceResult {
   appended: boolean;
 }
 
-export interface LoadedInvoice {
-  recorded: RecordedEvent[];
-  state: InvoiceState;
-  revision: number;
-}
+export type LoadedInvoice = LoadedStream<InvoiceState> & { position: string };
 
 const MAX_ATTEMPTS = 8;
 
@@ -61,17 +57,7 @@ export function commandMetadata(w: Pick<InvoiceWrite, 'organizationId' | 'metada
 
 /** The invoice's events and state, or NOT_FOUND when it is not an invoice of this organization. */
 export async function loadInvoice(store: EventStore, organizationId: string, invoiceId: string): Promise<LoadedInvoice> {
-  const recorded = await store.readStream(invoiceStream(invoiceId));
-  if (recorded.length === 0 || recorded[0].metadata.organization_id !== organizationId) throw notFound('Invoice');
-  let state = initialInvoiceState;
-  for (const r of recorded) state = invoiceDecider.evolve(state, { type: r.type, data: r.data } as InvoiceEvent);
-  return { recorded, state, revision: recorded[recorded.length - 1].revision };
-}
-
-function versionConflict(revision: number, expected: number): DomainError {
-  return new DomainError('VERSION_CONFLICT', `The invoice is at version ${revision}, not ${expected}. Read it again and retry.`, {
-    current_version: revision,
-  });
+  return loadOwnedStream(store, invoiceStream(invoiceId), invoiceDecider, organizationId, 'Invoice');
 }
 
 /**
@@ -89,17 +75,13 @@ export async function runOnInvoice(
   for (let attempt = 1; ; attempt++) {
     // `known`: the state this request just wrote (finalize's step 3), so the first try needs no read.
     const loaded = attempt === 1 && options.known ? null : await loadInvoice(w.store, w.organizationId, invoiceId);
-    const state = loaded ? loaded.state : options.known!.state;
-    const revision = loaded ? loaded.revision : options.known!.revision;
+    const { state, revision, position } = loaded ?? options.known!;
     if (loaded && w.commandId && loaded.recorded.some((r) => r.id === w.commandId)) {
-      return { invoice: state.invoice!, state, revision, position: loaded.recorded[loaded.recorded.length - 1].position, appended: false };
-    }
-    if (options.ifMatch !== undefined && options.ifMatch !== revision) throw versionConflict(revision, options.ifMatch);
-    const decided = invoiceDecider.decide(await build(state, commandMeta), state);
-    if (decided.length === 0) {
-      const position = loaded ? loaded.recorded[loaded.recorded.length - 1].position : options.known!.position;
       return { invoice: state.invoice!, state, revision, position, appended: false };
     }
+    if (options.ifMatch !== undefined && options.ifMatch !== revision) throw versionConflict(revision, options.ifMatch, 'invoice');
+    const decided = invoiceDecider.decide(await build(state, commandMeta), state);
+    if (decided.length === 0) return { invoice: state.invoice!, state, revision, position, appended: false };
     try {
       const events = decided.map((e, i) => ({ id: i === 0 && w.commandId ? w.commandId : uuidv7(), type: e.type, data: e.data, metadata }));
       const result = await w.store.appendToStream(stream, events, revision);
@@ -107,7 +89,7 @@ export async function runOnInvoice(
       return { invoice: next.invoice!, state: next, revision: result.nextRevision, position: result.position, appended: true };
     } catch (err) {
       if (!(err instanceof WrongExpectedVersionError)) throw err;
-      if (options.ifMatch !== undefined) throw versionConflict(typeof err.actual === 'number' ? err.actual : -1, options.ifMatch);
+      if (options.ifMatch !== undefined) throw versionConflict(typeof err.actual === 'number' ? err.actual : -1, options.ifMatch, 'invoice');
       if (attempt >= MAX_ATTEMPTS) throw err;
     }
   }
@@ -131,8 +113,8 @@ export async function createInvoice(w: InvoiceWrite, input: CreateInvoiceInput, 
   } catch (err) {
     if (!(err instanceof WrongExpectedVersionError)) throw err;
     // The id exists already (a derived id created twice): creating it again decides nothing.
-    const { recorded, state, revision } = await loadInvoice(w.store, w.organizationId, invoiceId);
-    return { invoice: state.invoice!, state, revision, position: recorded[recorded.length - 1].position, appended: false };
+    const { state, revision, position } = await loadInvoice(w.store, w.organizationId, invoiceId);
+    return { invoice: state.invoice!, state, revision, position, appended: false };
   }
 }
 

@@ -19,7 +19,7 @@ import {
   writeWithReservations,
   type ReservedValue,
 } from '../reservation/index.ts';
-import { execute, existingStream, loadState, type ExecuteResult } from '../shared/handler.ts';
+import { checkIfMatch, execute, existingStream, loadStream, type ExecuteResult } from '../shared/handler.ts';
 import type { NewOrganizationInput, OrganizationCommand, OrganizationPatch } from './commands.ts';
 import { iceChange, organizationDecider, type OrganizationState } from './decider.ts';
 import { organizationStream, type OrganizationEvent } from './events.ts';
@@ -109,12 +109,8 @@ export async function updateOrganizationProfile(w: OrganizationWrite, organizati
   const command: OrganizationCommand = { type: 'UpdateOrganizationProfile', data: { organization_id: organizationId, patch }, metadata: commandMetadata };
   // Decide once on the current state first: a refused command (bad field,
   // archived, stale If-Match) must not touch any reservation.
-  const { state, revision } = await loadState(w.store, organizationStream(organizationId), organizationDecider);
-  if (w.ifMatch !== undefined && w.ifMatch !== revision) {
-    throw new DomainError('VERSION_CONFLICT', `The resource is at version ${revision}, not ${w.ifMatch}. Read it again and retry.`, {
-      current_version: revision,
-    });
-  }
+  const { state, revision } = await loadStream(w.store, organizationStream(organizationId), organizationDecider);
+  checkIfMatch(w.ifMatch, revision);
   organizationDecider.decide(command, state);
   const { claim, release: given } = iceChange(command, state);
   return writeWithReservations(

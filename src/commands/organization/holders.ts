@@ -5,12 +5,12 @@
  */
 import type { EventStore } from '../../eventstore/types.ts';
 import { registerHolderCheck } from '../reservation/index.ts';
-import { loadState } from '../shared/handler.ts';
+import { loadStream } from '../shared/handler.ts';
 import { organizationDecider, type OrganizationState } from './decider.ts';
 import { organizationStream } from './events.ts';
 
 async function organizationState(store: EventStore, organizationId: string): Promise<OrganizationState> {
-  return (await loadState(store, organizationStream(organizationId), organizationDecider)).state;
+  return (await loadStream(store, organizationStream(organizationId), organizationDecider)).state;
 }
 
 registerHolderCheck('orgice', async (store, owner, ice) => {

@@ -6,10 +6,10 @@
  * instead of a retry: the client asked for that exact version.
  */
 import { v7 as uuidv7 } from 'uuid';
-import type { EventMetadata, EventStore, NewEvent } from '../../eventstore/types.ts';
+import type { EventMetadata, EventStore, NewEvent, RecordedEvent } from '../../eventstore/types.ts';
 import { WrongExpectedVersionError } from '../../eventstore/types.ts';
-import { DomainError } from '../../shared/errors.ts';
-import type { Decider, DomainEvent } from './decider.ts';
+import { DomainError, notFound } from '../../shared/errors.ts';
+import { fold, type Decider, type DomainEvent } from './decider.ts';
 
 export interface ExecuteOptions {
   metadata: EventMetadata;
@@ -35,15 +35,52 @@ export interface ExecuteResult<E, S> {
   position: string | null;
 }
 
-export async function loadState<C, E extends DomainEvent, S>(
+/** A stream as read: its events, their fold, and where it ends (-1 and null when absent). */
+export interface LoadedStream<S> {
+  recorded: RecordedEvent[];
+  state: S;
+  revision: number;
+  position: string | null;
+}
+
+/** Reads a stream and folds it: the one loader behind every command. */
+export async function loadStream<C, E extends DomainEvent, S>(
   store: EventStore,
   stream: string,
   decider: Decider<C, E, S>,
-): Promise<{ state: S; revision: number }> {
+): Promise<LoadedStream<S>> {
   const recorded = await store.readStream(stream);
-  let state = decider.initialState;
-  for (const r of recorded) state = decider.evolve(state, { type: r.type, data: r.data } as E);
-  return { state, revision: recorded.length ? recorded[recorded.length - 1].revision : -1 };
+  const state = fold(decider, recorded.map((r) => ({ type: r.type, data: r.data }) as E));
+  const last = recorded.at(-1);
+  return { recorded, state, revision: last ? last.revision : -1, position: last ? last.position : null };
+}
+
+/**
+ * A stream whose first event belongs to `organizationId`, or NOT_FOUND (`what`):
+ * streams have global ids, so another organization's id must not reach the decider.
+ */
+export async function loadOwnedStream<C, E extends DomainEvent, S>(
+  store: EventStore,
+  stream: string,
+  decider: Decider<C, E, S>,
+  organizationId: string,
+  what: string,
+): Promise<LoadedStream<S> & { position: string }> {
+  const loaded = await loadStream(store, stream, decider);
+  if (loaded.recorded.length === 0 || loaded.recorded[0].metadata.organization_id !== organizationId) throw notFound(what);
+  return loaded as LoadedStream<S> & { position: string };
+}
+
+/** If-Match names a version the stream is no longer (or not yet) at. */
+export function versionConflict(revision: number, expected: number, what = 'resource'): DomainError {
+  return new DomainError('VERSION_CONFLICT', `The ${what} is at version ${revision}, not ${expected}. Read it again and retry.`, {
+    current_version: revision,
+  });
+}
+
+/** Throws VERSION_CONFLICT when the client sent If-Match and the stream is elsewhere. */
+export function checkIfMatch(ifMatch: number | undefined, revision: number, what?: string): void {
+  if (ifMatch !== undefined && ifMatch !== revision) throw versionConflict(revision, ifMatch, what);
 }
 
 /**
@@ -57,12 +94,9 @@ export async function existingStream<C, E extends DomainEvent, S>(
   stream: string,
   decider: Decider<C, E, S>,
 ): Promise<(ExecuteResult<E, S> & { metadata: EventMetadata }) | null> {
-  const recorded = await store.readStream(stream);
+  const { recorded, state, revision, position } = await loadStream(store, stream, decider);
   if (recorded.length === 0) return null;
-  let state = decider.initialState;
-  for (const r of recorded) state = decider.evolve(state, { type: r.type, data: r.data } as E);
-  const last = recorded[recorded.length - 1];
-  return { events: [], state, revision: last.revision, position: last.position, metadata: recorded[0].metadata };
+  return { events: [], state, revision, position, metadata: recorded[0].metadata };
 }
 
 export async function execute<C, E extends DomainEvent, S>(
@@ -74,18 +108,11 @@ export async function execute<C, E extends DomainEvent, S>(
 ): Promise<ExecuteResult<E, S>> {
   const attempts = options.retries ?? 5;
   for (let attempt = 1; ; attempt++) {
-    const recorded = await store.readStream(stream);
-    let state = decider.initialState;
-    for (const r of recorded) state = decider.evolve(state, { type: r.type, data: r.data } as E);
-    const revision = recorded.length ? recorded[recorded.length - 1].revision : -1;
+    const { recorded, state, revision, position } = await loadStream(store, stream, decider);
     if (options.commandId && recorded.some((r) => r.id === options.commandId)) {
-      return { events: [], state, revision, position: recorded[recorded.length - 1].position };
+      return { events: [], state, revision, position };
     }
-    if (options.ifMatch !== undefined && options.ifMatch !== revision) {
-      throw new DomainError('VERSION_CONFLICT', `The resource is at version ${revision}, not ${options.ifMatch}. Read it again and retry.`, {
-        current_version: revision,
-      });
-    }
+    checkIfMatch(options.ifMatch, revision);
     const decided = decider.decide(command, state);
     if (decided.length === 0) return { events: [], state, revision, position: null };
     const events: NewEvent[] = decided.map((e, i) => ({
