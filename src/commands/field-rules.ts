@@ -73,6 +73,71 @@ export function readEnum<T extends string>(
   return undefined;
 }
 
+export const DEFAULT_COUNTRY = 'MA';
+const ICE = /^\d{15}$/;
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+const COUNTRY = /^[A-Z]{2}$/;
+
+/** An ICE (Identifiant Commun de l'Entreprise): exactly 15 digits. */
+export function isIce(value: string): boolean {
+  return ICE.test(value);
+}
+
+/** The `ice` field: 15 digits; any other text, however long, gets the digit rule's message. */
+export function readIce(errors: FieldErrors, value: unknown): string | null | undefined {
+  const ice = readText(errors, 'ice', value, { max: 100 });
+  if (typeof ice === 'string' && !isIce(ice)) {
+    errors.add('ice', 'must be exactly 15 digits');
+    return undefined;
+  }
+  return ice;
+}
+
+/** The `email` field: optional, at most `max` characters, one @ and a dot in the domain. */
+export function readEmail(errors: FieldErrors, value: unknown, max: number): string | null | undefined {
+  const email = readText(errors, 'email', value, { max });
+  if (typeof email === 'string' && !EMAIL.test(email)) {
+    errors.add('email', 'must be a valid email address');
+    return undefined;
+  }
+  return email;
+}
+
+export interface PostalAddress {
+  street: string | null;
+  city: string | null;
+  postal_code: string | null;
+  /** ISO 3166-1 alpha-2, default 'MA'. */
+  country: string;
+}
+
+/**
+ * A postal address object named `field` (its parts are reported as
+ * `field.street` ...); absent or null is the empty address in Morocco.
+ */
+export function readAddress(
+  errors: FieldErrors,
+  field: string,
+  value: unknown,
+  limits: { street: number; city: number; postal_code: number },
+): PostalAddress {
+  const empty: PostalAddress = { street: null, city: null, postal_code: null, country: DEFAULT_COUNTRY };
+  if (value === undefined || value === null) return empty;
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    errors.add(field, 'must be an object');
+    return empty;
+  }
+  const input = value as Partial<Record<keyof PostalAddress, unknown>>;
+  const country = readText(errors, `${field}.country`, input.country, { max: 2 }) ?? DEFAULT_COUNTRY;
+  if (!COUNTRY.test(country)) errors.add(`${field}.country`, 'must be an ISO 3166-1 alpha-2 code such as MA');
+  return {
+    street: readText(errors, `${field}.street`, input.street, { max: limits.street }) ?? null,
+    city: readText(errors, `${field}.city`, input.city, { max: limits.city }) ?? null,
+    postal_code: readText(errors, `${field}.postal_code`, input.postal_code, { max: limits.postal_code }) ?? null,
+    country,
+  };
+}
+
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
 /** YYYY-MM-DD naming a real calendar day (2026-02-29 is not one). */

@@ -3,9 +3,9 @@
  * docs/organizations.md). Readers return normalized values: text trimmed,
  * blank optional text as null, the address with its default country.
  */
-import { FieldErrors, readText } from '../field-rules.ts';
-import type { BillingAddressInput, NewOrganizationInput, OrganizationPatch } from './commands.ts';
-import type { BillingAddress, OrganizationProfile } from './events.ts';
+import { FieldErrors, readAddress, readEmail, readIce, readText } from '../field-rules.ts';
+import type { NewOrganizationInput, OrganizationPatch } from './commands.ts';
+import type { OrganizationProfile } from './events.ts';
 
 export const ORGANIZATION_LIMITS = {
   legal_name: 200,
@@ -19,33 +19,6 @@ export const ORGANIZATION_LIMITS = {
   city: 100,
   postal_code: 20,
 } as const;
-
-export const DEFAULT_COUNTRY = 'MA';
-const ICE = /^\d{15}$/;
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-const COUNTRY = /^[A-Z]{2}$/;
-
-export function isIce(value: string): boolean {
-  return ICE.test(value);
-}
-
-function readIce(errors: FieldErrors, value: unknown): string | null | undefined {
-  const ice = readText(errors, 'ice', value, { max: 15 });
-  if (typeof ice === 'string' && !isIce(ice)) {
-    errors.add('ice', 'must be exactly 15 digits');
-    return undefined;
-  }
-  return ice;
-}
-
-function readEmail(errors: FieldErrors, value: unknown): string | null | undefined {
-  const email = readText(errors, 'email', value, { max: ORGANIZATION_LIMITS.email });
-  if (typeof email === 'string' && !EMAIL.test(email)) {
-    errors.add('email', 'must be a valid email address');
-    return undefined;
-  }
-  return email;
-}
 
 /** An absolute http(s) URL: it is printed on invoices and must be clickable. */
 function readWebsite(errors: FieldErrors, value: unknown): string | null | undefined {
@@ -64,25 +37,6 @@ function readWebsite(errors: FieldErrors, value: unknown): string | null | undef
   return website;
 }
 
-function readAddress(errors: FieldErrors, value: unknown): BillingAddress {
-  const empty: BillingAddress = { street: null, city: null, postal_code: null, country: DEFAULT_COUNTRY };
-  if (value === undefined || value === null) return empty;
-  if (typeof value !== 'object' || Array.isArray(value)) {
-    errors.add('billing_address', 'must be an object');
-    return empty;
-  }
-  const input = value as BillingAddressInput;
-  const country = readText(errors, 'billing_address.country', input.country, { max: 2 }) ?? DEFAULT_COUNTRY;
-  if (!COUNTRY.test(country)) errors.add('billing_address.country', 'must be an ISO 3166-1 alpha-2 code such as MA');
-  const limits = ORGANIZATION_LIMITS;
-  return {
-    street: readText(errors, 'billing_address.street', input.street, { max: limits.street }) ?? null,
-    city: readText(errors, 'billing_address.city', input.city, { max: limits.city }) ?? null,
-    postal_code: readText(errors, 'billing_address.postal_code', input.postal_code, { max: limits.postal_code }) ?? null,
-    country,
-  };
-}
-
 type Reader = (errors: FieldErrors, value: unknown) => unknown;
 
 /** One reader per profile field; legal_name can never be empty (invoices print it). */
@@ -93,9 +47,9 @@ const READERS: Record<keyof OrganizationProfile, Reader> = {
   if_number: (e, v) => readText(e, 'if_number', v, { max: ORGANIZATION_LIMITS.if_number }),
   vat_number: (e, v) => readText(e, 'vat_number', v, { max: ORGANIZATION_LIMITS.vat_number }),
   phone: (e, v) => readText(e, 'phone', v, { max: ORGANIZATION_LIMITS.phone }),
-  email: readEmail,
+  email: (e, v) => readEmail(e, v, ORGANIZATION_LIMITS.email),
   website: readWebsite,
-  billing_address: readAddress,
+  billing_address: (e, v) => readAddress(e, 'billing_address', v, ORGANIZATION_LIMITS),
 };
 
 export const PROFILE_FIELDS = Object.keys(READERS) as (keyof OrganizationProfile)[];
