@@ -15,6 +15,7 @@ import {
   type NewEvent,
   type RecordedEvent,
 } from '../../src/eventstore/types.ts';
+import { until } from '../support/wait.ts';
 
 /** An append left uncommitted until commit() (adapters with client-visible transactions). */
 export interface OpenTransaction {
@@ -91,12 +92,8 @@ export async function expectWrongVersion(
   expect(e.actual).to.equal(actual);
 }
 
-export async function waitFor(condition: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+export function waitFor(condition: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
+  return until(condition, timeoutMs, what, 10);
 }
 
 function expectStrictlyIncreasing(events: RecordedEvent[]): void {

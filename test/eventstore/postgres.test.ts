@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { appendInTransaction, createPostgresEventStore } from '../../src/eventstore/postgres.ts';
 import { comparePositions, type RecordedEvent } from '../../src/eventstore/types.ts';
 import { freshDatabase } from '../support/database.ts';
+import { sleep } from '../support/wait.ts';
 import { newEvent, runEventStoreContract, streamName, waitFor, type ContractSetup } from './contract.ts';
 
 async function postgresSetup(): Promise<ContractSetup> {
@@ -51,7 +52,6 @@ describe('postgres event store: a transaction that commits late', function () {
     await ctx?.cleanup();
   });
 
-  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
   const ids = (events: RecordedEvent[]) => events.map((e) => e.id);
 
   it('is never skipped: readers do not pass position 1 while it is open and position 2 has committed', async function () {

@@ -16,7 +16,8 @@ import { freshDatabase, type TestDatabase } from '../support/database.ts';
 import { createTenant } from '../support/fixtures.ts';
 import { newIce } from '../customers/support.ts';
 import { ServerProcess } from '../support/server-process.ts';
-import { bindClient, expectError, until, type Reply } from './support.ts';
+import { until } from '../support/wait.ts';
+import { bindClient, expectError, type Reply } from './support.ts';
 
 const DRAFTS = 150;
 const KILL_AFTER_ACKS = 10;
@@ -101,11 +102,11 @@ describe('finalize under SIGKILL (server child process)', function () {
     // Recovery finds the locks in the read model, so first the invoices projector must have
     // applied everything the dead process appended (it may have died before projecting it).
     const head = await headOf(t);
-    await until(async () => ((await checkpoints(t)).invoices ?? '') >= (head ?? ''), 60_000, 'the invoices projector at the head');
+    await until(async () => ((await checkpoints(t)).invoices ?? '') >= (head ?? ''), 60_000, 'the invoices projector at the head', 50);
     await until(async () => {
       const { rows } = await sql<{ n: number }>`select count(*)::int as n from invoices where finalization_pending`.execute(t.db);
       return rows[0].n === 0;
-    }, 60_000, 'recovery of the interrupted finalizations');
+    }, 60_000, 'recovery of the interrupted finalizations', 50);
     const after = await checkpoints(t);
     for (const [name, position] of Object.entries(before)) expect(after[name]! >= (position ?? ''), `checkpoint ${name} went back`).to.equal(true);
 

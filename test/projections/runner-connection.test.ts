@@ -9,6 +9,7 @@ import type { Projector } from '../../src/projections/projector.ts';
 import { ProjectionRunner } from '../../src/projections/runner.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
+import { sleep, until } from '../support/wait.ts';
 
 /**
  * The runner writes its batches on the connection that holds its advisory
@@ -17,15 +18,6 @@ import { freshDatabase, type TestDatabase } from '../support/database.ts';
  */
 const meta = () => ({ organization_id: null, actor: 'system', request_id: null, correlation_id: null, causation_id: null, occurred_at: new Date().toISOString() });
 const ev = (type: string): NewEvent => ({ id: randomUUID(), type, data: {}, metadata: meta() });
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until(check: () => Promise<boolean> | boolean, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('condition not reached in time');
-    await sleep(20);
-  }
-}
 
 describe('projection runner: its connection failing', function () {
   this.timeout(60_000);
@@ -90,7 +82,7 @@ describe('projection runner: its connection failing', function () {
   it('a cancelled checkpoint update leaves no transaction open, and the next batch applies without error', async () => {
     // Nothing for the projector: it moves on in memory and stores the checkpoint 500 ms later...
     const ignored = await store.appendToStream('other', [ev('Ignored')], 'any');
-    await until(() => progress.position('counter') === ignored.position);
+    await until(() => progress.position('counter') === ignored.position, 10_000);
     // ...while someone (as a rebuild does) holds the checkpoint row, so that update waits, and is cancelled.
     const holder = new pg.Client(t.url);
     holder.on('error', () => {});

@@ -10,6 +10,7 @@ import { ProjectionRunner } from '../../src/projections/runner.ts';
 import { projectionStatus } from '../../src/projections/status.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
+import { until } from '../support/wait.ts';
 
 const meta = () => ({ organization_id: null, actor: 'system', request_id: null, correlation_id: null, causation_id: null, occurred_at: new Date().toISOString() });
 const ev = (type: string, data: unknown): NewEvent => ({ id: randomUUID(), type, data, metadata: meta() });
@@ -30,14 +31,6 @@ function counter(name = 'counter'): Projector & { failOn: Set<string> } {
       }
     },
   };
-}
-
-async function until(check: () => Promise<boolean>, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('condition not reached in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 describe('projection runner', () => {
@@ -113,7 +106,7 @@ describe('projection runner', () => {
     const bad = ev('Counted', { tag: 'poison' });
     await store.appendToStream('f', [bad], 'any');
     const after = await store.appendToStream('g', [ev('Counted', { tag: 'ok2' })], 'any');
-    await until(async () => runner.state === 'failed');
+    await until(async () => runner.state === 'failed', 10_000);
     expect(runner.lastError?.eventId).to.equal(bad.id);
     const [status] = await projectionStatus(t.db, store, ['counter']);
     expect(status.failed_event_id).to.equal(bad.id);

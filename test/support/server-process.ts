@@ -5,14 +5,7 @@
  * stdout and stderr are kept in `output`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-
-async function until(check: () => Promise<boolean>, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+import { until } from './wait.ts';
 
 export class ServerProcess {
   child: ChildProcess | null = null;
@@ -30,7 +23,7 @@ export class ServerProcess {
     });
     this.child.stdout!.on('data', (d) => (this.output += d));
     this.child.stderr!.on('data', (d) => (this.output += d));
-    await until(async () => (await fetch(`${this.root}/healthz`).catch(() => null))?.status === 200, 60_000, `server on ${this.port}`);
+    await until(async () => (await fetch(`${this.root}/healthz`).catch(() => null))?.status === 200, 60_000, `server on ${this.port}`, 100);
   }
 
   async kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {

@@ -123,12 +123,4 @@ export async function newEndpoint(db: Kysely<any>, organizationId: string, url: 
   return { id: endpoint.id, secret };
 }
 
-export async function until(check: () => boolean | Promise<boolean>, ms = 20_000, what = 'condition'): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`${what} not reached within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+export { sleep, until } from '../support/wait.ts';
