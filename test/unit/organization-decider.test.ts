@@ -66,6 +66,11 @@ describe('organization decider', () => {
       expect(messageFor(error, 'website')).to.equal('must be a URL starting with http:// or https://');
     });
 
+    it('gives an over-long ICE the digit rule, like a customer ICE', () => {
+      const error = given(organizationDecider).when(provision({ ice: '0012345670000891' })).thenError('VALIDATION_ERROR', ['ice']);
+      expect(messageFor(error, 'ice')).to.equal('must be exactly 15 digits');
+    });
+
     it('rejects over-long text and non-http websites', () => {
       given(organizationDecider).when(provision({ legal_name: 'x'.repeat(201), website: 'ftp://atlas.ma' }))
         .thenError('VALIDATION_ERROR', ['legal_name', 'website']);
