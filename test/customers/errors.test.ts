@@ -2,20 +2,13 @@
 import { expect } from 'chai';
 import { v7 as uuidv7 } from 'uuid';
 import { call } from '../support/fixtures.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
-import { customersClient, fieldsOf, newIce, type CustomersClient } from './support.ts';
+import type { TestServer } from '../support/server.ts';
+import { customersClient, fieldsOf, newIce, withCustomersApi, type CustomersClient } from './support.ts';
 
 describe('customers API: errors', () => {
   let server: TestServer;
   let api: CustomersClient;
-
-  before(async () => {
-    server = await startTestServer();
-  });
-  after(() => server?.stop());
-  beforeEach(async () => {
-    api = await customersClient(server);
-  });
+  withCustomersApi((f) => ({ server, api } = f));
 
   it('rejects bad bodies with field details (schema and domain rules)', async () => {
     expect(fieldsOf(await api.create({}))).to.deep.equal({ name: 'is required', type: 'is required' });

@@ -1,7 +1,7 @@
 /** Small HTTP helpers for the customer suites: one client per tenant. */
 import { expect } from 'chai';
 import { call, createTenant, type Tenant } from '../support/fixtures.ts';
-import type { TestServer } from '../support/server.ts';
+import { serverPerSuite, type TestServer } from '../support/server.ts';
 
 export type Reply = Awaited<ReturnType<typeof call>>;
 
@@ -34,6 +34,11 @@ export async function customersClient(server: TestServer, options: Parameters<ty
     },
   };
   return client;
+}
+
+/** One server for the enclosing describe; before each test, `use` gets it with a fresh tenant's client. */
+export function withCustomersApi(use: (fixture: { server: TestServer; api: CustomersClient }) => void): void {
+  serverPerSuite(async (server) => ({ server, api: await customersClient(server) }), use);
 }
 
 /** details.fields as { field: message }. */

@@ -1,22 +1,15 @@
 /** Customers over real HTTP: create, read, update, archive, unarchive, events. */
 import { expect } from 'chai';
 import { customerStream } from '../../src/commands/customer/events.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
-import { customersClient, newIce, type CustomersClient } from './support.ts';
+import type { TestServer } from '../support/server.ts';
+import { newIce, withCustomersApi, type CustomersClient } from './support.ts';
 
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 describe('customers API: writes and reads', () => {
   let server: TestServer;
   let api: CustomersClient;
-
-  before(async () => {
-    server = await startTestServer();
-  });
-  after(() => server?.stop());
-  beforeEach(async () => {
-    api = await customersClient(server);
-  });
+  withCustomersApi((f) => ({ server, api } = f));
 
   it('a PATCH resending the stored address (keys in any order) changes nothing: same version, no event', async () => {
     const address = { street: '1 Rue Tiznit', city: 'Casablanca', postal_code: '20000', country: 'MA' };

@@ -2,22 +2,14 @@
 import { expect } from 'chai';
 import { v7 as uuidv7 } from 'uuid';
 import { call } from '../support/fixtures.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
-import { expectError, fieldsOf, invoicesClient, line, type InvoicesClient } from './support.ts';
+import type { TestServer } from '../support/server.ts';
+import { expectError, fieldsOf, invoicesClient, line, withInvoicesApi, type InvoicesClient } from './support.ts';
 
 describe('invoices API: errors', () => {
   let server: TestServer;
   let api: InvoicesClient;
   let customer: any;
-
-  before(async () => {
-    server = await startTestServer();
-  });
-  after(() => server?.stop());
-  beforeEach(async () => {
-    api = await invoicesClient(server);
-    customer = await api.customer();
-  });
+  withInvoicesApi((f) => ({ server, api, customer } = f));
 
   it('VALIDATION_ERROR on bad create bodies, with every field named', async () => {
     expect(fieldsOf(await api.create({}))).to.deep.equal({ customer_id: 'is required', issue_date: 'is required', items: 'is required' });

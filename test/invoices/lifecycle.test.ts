@@ -1,8 +1,7 @@
 /** Invoices over real HTTP: every endpoint's happy path, the representation, read your writes, ETags, history. */
 import { expect } from 'chai';
 import { call } from '../support/fixtures.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
-import { invoicesClient, line, type InvoicesClient } from './support.ts';
+import { line, withInvoicesApi, type InvoicesClient } from './support.ts';
 
 const FIELDS = [
   'id', 'invoice_number', 'status', 'customer_id', 'customer_name', 'customer', 'currency', 'issue_date', 'due_date',
@@ -12,18 +11,9 @@ const FIELDS = [
 ];
 
 describe('invoices API: lifecycle', () => {
-  let server: TestServer;
   let api: InvoicesClient;
   let customer: any;
-
-  before(async () => {
-    server = await startTestServer();
-  });
-  after(() => server?.stop());
-  beforeEach(async () => {
-    api = await invoicesClient(server);
-    customer = await api.customer();
-  });
+  withInvoicesApi((f) => ({ api, customer } = f));
 
   it('creates a draft: 201, the contract representation, decimal strings, ETag, and reads it back', async () => {
     const res = await api.create({

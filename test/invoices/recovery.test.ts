@@ -15,8 +15,8 @@ import { readModelFacts } from '../../src/queries/invoice-facts.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { recoverFinalizations } from '../../src/workers/finalization-recovery.ts';
 import { createPool } from '../../src/db/database.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
-import { expectError, invoicesClient, type InvoicesClient } from './support.ts';
+import type { TestServer } from '../support/server.ts';
+import { expectError, withInvoicesApi, type InvoicesClient } from './support.ts';
 
 function meta(organizationId: string): EventMetadata {
   return { organization_id: organizationId, actor: 'test', request_id: null, correlation_id: 'corr-1', causation_id: null, occurred_at: new Date().toISOString() };
@@ -42,15 +42,7 @@ describe('finalization recovery', function () {
     const r = await runOnInvoice(w, id, (_s, m) => ({ type: 'StartFinalization', data: { invoice_id: id, customer: c, organization: o }, metadata: m }));
     expect(await rt().progress.waitFor(r.position)).to.equal(true);
   }
-
-  before(async () => {
-    server = await startTestServer();
-  });
-  after(() => server?.stop());
-  beforeEach(async () => {
-    api = await invoicesClient(server);
-    customer = await api.customer();
-  });
+  withInvoicesApi((f) => ({ server, api, customer } = f));
 
   it('a draft locked by a dead finalize refuses edits and actions, then recovery issues it with the next number', async () => {
     const draft = await api.draft(customer.id);

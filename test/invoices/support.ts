@@ -2,6 +2,7 @@
 import { expect } from 'chai';
 import type { Scope } from '../../src/api/route.ts';
 import { call, createTenant, type Tenant } from '../support/fixtures.ts';
+import { serverPerSuite, type TestServer } from '../support/server.ts';
 import { newIce } from '../customers/support.ts';
 
 export type Reply = Awaited<ReturnType<typeof call>>;
@@ -87,6 +88,17 @@ export function bindClient(url: string, tenant: Tenant): InvoicesClient {
   return client;
 }
 
+/**
+ * One server for the enclosing describe; before each test, `use` gets it with
+ * a fresh tenant's client and a customer of that tenant.
+ */
+export function withInvoicesApi(use: (fixture: { server: TestServer; api: InvoicesClient; customer: any }) => void): void {
+  serverPerSuite(async (server) => {
+    const api = await invoicesClient(server);
+    return { server, api, customer: await api.customer() };
+  }, use);
+}
+
 /** details.fields as { field: message }. */
 export function fieldsOf(res: Reply): Record<string, string> {
   expect(res.body?.error?.code, JSON.stringify(res.body)).to.equal('VALIDATION_ERROR');
@@ -101,11 +113,3 @@ export function expectError(res: Reply, status: number, code: string): void {
   expect(res.body.error.code).to.equal(code);
 }
 
-/** Polls until `check` holds (for background workers). */
-export async function until(check: () => Promise<boolean>, ms = 30_000, what = 'condition'): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`${what} not reached in ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}

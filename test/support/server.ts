@@ -37,3 +37,19 @@ export async function startTestServer(
     },
   };
 }
+
+/**
+ * Mocha hooks for the enclosing describe: one server for all its tests
+ * (started before, stopped after), and before each test `perTest(server)`
+ * (a fresh tenant's client, say), handed to `use`.
+ */
+export function serverPerSuite<T>(perTest: (server: TestServer) => Promise<T>, use: (fixture: T) => void): void {
+  let server: TestServer | undefined;
+  before(async () => {
+    server = await startTestServer();
+  });
+  after(() => server?.stop());
+  beforeEach(async () => {
+    use(await perTest(server!));
+  });
+}
