@@ -1,19 +1,15 @@
 import { expect } from 'chai';
-import { appendInTransaction, createPostgresEventStore } from '../../src/eventstore/postgres.ts';
+import { appendInTransaction } from '../../src/eventstore/postgres.ts';
 import { comparePositions, type RecordedEvent } from '../../src/eventstore/types.ts';
-import { freshDatabase } from '../support/database.ts';
+import { freshPostgresStore } from '../support/event-store.ts';
 import { sleep } from '../support/wait.ts';
 import { newEvent, runEventStoreContract, streamName, waitFor, type ContractSetup } from './contract.ts';
 
 async function postgresSetup(): Promise<ContractSetup> {
-  const database = await freshDatabase();
-  const store = await createPostgresEventStore(database.pool);
+  const { database, store, cleanup } = await freshPostgresStore();
   return {
     store,
-    async cleanup() {
-      await store.close();
-      await database.drop();
-    },
+    cleanup,
     async holdOpenTransaction(stream, events, expected) {
       const client = await database.pool.connect();
       client.on('error', () => {}); // terminated by drop() when a failed test left it open
