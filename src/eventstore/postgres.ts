@@ -147,7 +147,6 @@ export async function createPostgresEventStore(pool: pg.Pool, url?: string): Pro
         batchSize: options.batchSize ?? 500,
         onError: options.onError,
         read: (cp, n) => readAllFrom(pool, cp, n),
-        notifier,
         tail,
       });
       subscriptions.add(sub);
