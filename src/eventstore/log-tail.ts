@@ -18,6 +18,7 @@
  * The stretch begins where a subscription found nothing more to read, and
  * grows only by reads from its own end.
  */
+import { Alarm } from '../shared/alarm.ts';
 import { comparePositions, type RecordedEvent } from './types.ts';
 import type { Notifier } from './notifier.ts';
 
@@ -39,7 +40,7 @@ export class LogTail {
   private generation = 0;
   private newestNotified = '';
   private closed = false;
-  private wakeLoop: (() => void) | null = null;
+  private readonly alarm = new Alarm();
   private loop: Promise<void> | null = null;
   private readonly waiting = new Set<() => void>();
   private unlisten: (() => void) | null = null;
@@ -92,7 +93,7 @@ export class LogTail {
     this.start = checkpoint;
     this.events = [];
     this.anchored = true;
-    this.wakeLoop?.();
+    this.alarm.wake();
     this.unlisten ??= this.o.notifier.subscribe((payload) => this.appended(payload));
     this.loop ??= this.run();
   }
@@ -106,7 +107,7 @@ export class LogTail {
    */
   appended(position: string): void {
     if (position > this.newestNotified) this.newestNotified = position;
-    if (position === '' || !this.anchored || position > (this.end() ?? '')) this.wakeLoop?.();
+    if (position === '' || !this.anchored || position > (this.end() ?? '')) this.alarm.wake();
   }
 
   /** Resolves once the stretch ends past `checkpoint`, it is dropped, or after `timeoutMs`. */
@@ -132,23 +133,11 @@ export class LogTail {
     for (const w of [...this.waiting]) w();
   }
 
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.wakeLoop = null;
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.wakeLoop = done;
-    });
-  }
-
   private async run(): Promise<void> {
     let quickRetries = 0;
     while (!this.closed) {
       if (!this.anchored) {
-        await this.sleep(60_000); // until a subscription anchors the stretch again
+        await this.alarm.sleep(60_000); // until a subscription anchors the stretch again
         continue;
       }
       const generation = this.generation;
@@ -160,7 +149,7 @@ export class LogTail {
         // The store is unreachable: drop the stretch so subscriptions read (and
         // report the failure) themselves; the next one at the end anchors again.
         this.drop();
-        await this.sleep(1000);
+        await this.alarm.sleep(1000);
         continue;
       }
       if (this.closed) break;
@@ -174,17 +163,17 @@ export class LogTail {
         // A full page: more may follow at once. A short one read up to the end as it
         // was; ask again only when told of something past it (else wait to be told).
         if (fetched.length === limit || this.newestNotified > (this.end() ?? '')) continue;
-        await this.sleep(this.o.idlePollMs ?? 1000);
+        await this.alarm.sleep(this.o.idlePollMs ?? 1000);
         continue;
       }
       // Notified of a position we cannot read yet: an older transaction is still open.
       const behind = from === null ? this.newestNotified !== '' : this.newestNotified > from;
       if (behind && quickRetries < 200) {
         quickRetries++;
-        await this.sleep(Math.min(2 + quickRetries, 20));
+        await this.alarm.sleep(Math.min(2 + quickRetries, 20));
       } else {
         quickRetries = 0;
-        await this.sleep(this.o.idlePollMs ?? 1000);
+        await this.alarm.sleep(this.o.idlePollMs ?? 1000);
       }
     }
   }
@@ -208,7 +197,7 @@ export class LogTail {
   async close(): Promise<void> {
     this.closed = true;
     this.unlisten?.();
-    this.wakeLoop?.();
+    this.alarm.wake();
     this.wakeAll();
     await this.loop;
   }

@@ -26,6 +26,7 @@ import type { Logger } from '../shared/logger.ts';
 import { ensureCheckpoint, recordFailure } from './checkpoints.ts';
 import type { ProjectionProgress } from './progress.ts';
 import type { Projector } from './projector.ts';
+import { Alarm } from '../shared/alarm.ts';
 import { announcerFor, type ProgressAnnouncer } from './announcer.ts';
 
 const FLUSH_MS = 500;
@@ -57,7 +58,7 @@ export class ProjectionRunner {
   state: RunnerState = 'standby';
   lastError: { eventId: string | null; message: string } | null = null;
   private stopped = false;
-  private wake: (() => void) | null = null;
+  private readonly alarm = new Alarm();
   private loop: Promise<void> | null = null;
   /** How far this runner has read and applied (in memory). */
   private checkpoint: string | null = null;
@@ -86,21 +87,9 @@ export class ProjectionRunner {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    this.wake?.();
+    this.alarm.wake();
     await this.loop;
     this.state = 'stopped';
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.wake = null;
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.wake = done;
-    });
   }
 
   private async run(): Promise<void> {
@@ -132,19 +121,19 @@ export class ProjectionRunner {
         if (!rows[0].ok) {
           this.state = 'standby';
           await lock.end();
-          await this.sleep(2000);
+          await this.alarm.sleep(2000);
           continue;
         }
         const outcome = await this.follow(lost, lock);
         if (outcome === 'failed') {
-          await this.sleep(backoff);
+          await this.alarm.sleep(backoff);
           backoff = Math.min(backoff * 2, 300_000);
         } else {
           backoff = 1000;
         }
       } catch (err) {
         logger.error({ projector: name, err }, 'projector lock connection failed');
-        await this.sleep(2000);
+        await this.alarm.sleep(2000);
       } finally {
         await lock.end().catch(() => {});
       }

@@ -16,6 +16,7 @@
  */
 import type { Kysely } from 'kysely';
 import { Notifier } from '../../eventstore/notifier.ts';
+import { Alarm } from '../../shared/alarm.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { guardedLookup, type Resolver } from './address-guard.ts';
 import { attemptDelivery, timeoutFromEnv, type AttemptDeps } from './attempt.ts';
@@ -54,7 +55,7 @@ export class WebhookSender {
   private unlisten: (() => void) | null = null;
   private stopped = false;
   private dirty = false;
-  private wake: (() => void) | null = null;
+  private readonly alarm = new Alarm();
   private readonly claimBatch: number;
   private readonly leaseMs: number;
 
@@ -102,20 +103,11 @@ export class WebhookSender {
   /** Something changed (notification, a free slot, a finished batch): look again. */
   private signal(): void {
     this.dirty = true;
-    this.wake?.();
+    this.alarm.wake();
   }
 
   private sleep(ms: number): Promise<void> {
-    if (this.dirty || this.stopped) return Promise.resolve();
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.wake = null;
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.wake = done;
-    });
+    return this.dirty || this.stopped ? Promise.resolve() : this.alarm.sleep(ms);
   }
 
   private fullEndpoints(): string[] {
