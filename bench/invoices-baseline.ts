@@ -36,15 +36,28 @@ async function main(): Promise<void> {
   await pool.query(BASELINE_TABLES);
   const app = express();
   app.use(express.json({ limit: '1mb' }));
+  /** BEGIN, `work`, COMMIT on one pooled connection, then the answer; a failure rolls back and answers `failStatus`. */
+  const inTransaction = async (res: express.Response, status: number, failStatus: number, work: (client: pg.PoolClient) => Promise<unknown>) => {
+    const client = await pool.connect();
+    try {
+      await client.query('begin');
+      const data = await work(client);
+      await client.query('commit');
+      res.status(status).json({ success: true, data });
+    } catch (err) {
+      await client.query('rollback').catch(() => {});
+      res.status(failStatus).json({ success: false, error: String(err) });
+    } finally {
+      client.release();
+    }
+  };
 
   app.post('/invoices', async (req, res) => {
     const { organization_id, customer_id, issue_date, currency = 'MAD', items } = req.body;
     const lines = items.map((l: any) => ({ ...l, tax_rate: l.tax_rate ?? 20 }));
     const totals = computeTotals(lines.map((l: any) => ({ quantity: String(l.quantity), unit_price: String(l.unit_price), tax_rate: String(l.tax_rate) })), currency);
     const id = uuidv7();
-    const client = await pool.connect();
-    try {
-      await client.query('begin');
+    await inTransaction(res, 201, 500, async (client) => {
       const { rows } = await client.query(
         `insert into bl_invoices values ($1, $2, null, 'draft', $3, $4, $5, $6, $7, $8, now(), now()) returning *`,
         [id, organization_id, customer_id, currency, issue_date, totals.subtotal, totals.total_tax, totals.total],
@@ -54,20 +67,12 @@ async function main(): Promise<void> {
         [id, lines.map((_: unknown, i: number) => i + 1), lines.map((l: any) => l.description), lines.map((l: any) => canonicalDecimal(String(l.quantity))),
           lines.map((l: any) => canonicalDecimal(String(l.unit_price))), lines.map((l: any) => canonicalDecimal(String(l.tax_rate))), totals.line_totals],
       );
-      await client.query('commit');
-      res.status(201).json({ success: true, data: rows[0] });
-    } catch (err) {
-      await client.query('rollback').catch(() => {});
-      res.status(500).json({ success: false, error: String(err) });
-    } finally {
-      client.release();
-    }
+      return rows[0];
+    });
   });
 
   app.post('/invoices/:id/finalize', async (req, res) => {
-    const client = await pool.connect();
-    try {
-      await client.query('begin');
+    await inTransaction(res, 200, 409, async (client) => {
       const inv = await client.query(`select organization_id, issue_date from bl_invoices where id = $1 and status = 'draft' for update`, [req.params.id]);
       if (!inv.rows[0]) throw new Error('not a draft');
       const year = Number(String(inv.rows[0].issue_date).slice(0, 4)) || 2026;
@@ -77,14 +82,8 @@ async function main(): Promise<void> {
       );
       const number = `INV-${year}-${String(counter.rows[0].last).padStart(6, '0')}`;
       const { rows } = await client.query(`update bl_invoices set status = 'finalized', invoice_number = $2, updated_at = now() where id = $1 returning *`, [req.params.id, number]);
-      await client.query('commit');
-      res.json({ success: true, data: rows[0] });
-    } catch (err) {
-      await client.query('rollback').catch(() => {});
-      res.status(409).json({ success: false, error: String(err) });
-    } finally {
-      client.release();
-    }
+      return rows[0];
+    });
   });
 
   app.get('/invoices', async (req, res) => {
