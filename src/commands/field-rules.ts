@@ -154,14 +154,21 @@ export function isCalendarDate(value: unknown): value is string {
 
 const DATETIME = /^(\d{4}-\d{2}-\d{2})T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
 
+/** UTC years 0001..9999: PostgreSQL has no year 0, and toISOString writes 10000 as '+010000'. */
+const STORABLE_ISO = /^(?!0000)\d{4}-/;
+
 /**
  * An ISO 8601 datetime with an explicit offset, normalized to UTC with
- * milliseconds (CONTRACT section 1); null when it is not one.
+ * milliseconds (CONTRACT section 1); null when it is not one, or when its UTC
+ * year is outside 1..9999 (a timestamptz column could not take it, and the
+ * event would stop the projector that stores it).
  */
 export function normalizeDatetime(value: unknown): string | null {
   if (typeof value !== 'string') return null;
   const match = DATETIME.exec(value);
   if (!match || !isCalendarDate(match[1])) return null;
   const time = Date.parse(value);
-  return Number.isNaN(time) ? null : new Date(time).toISOString();
+  if (Number.isNaN(time)) return null;
+  const iso = new Date(time).toISOString();
+  return STORABLE_ISO.test(iso) ? iso : null;
 }

@@ -20,6 +20,10 @@ describe('field rules', () => {
     ['2026-03-02T25:00:00Z', null],
     ['2026-03-02', null],
     [1700000000000, null],
+    ['0000-06-01T00:00:00Z', null], // PostgreSQL has no year 0: the projector could not store it
+    ['0001-01-01T00:30:00+01:00', null], // year 0 in UTC
+    ['0001-01-01T00:00:00Z', '0001-01-01T00:00:00.000Z'],
+    ['9999-12-31T23:30:00-01:00', null], // year 10000 in UTC
   ];
   for (const [value, expected] of datetimes) {
     it(`normalizeDatetime(${JSON.stringify(value)}) -> ${expected}`, () => expect(normalizeDatetime(value)).to.equal(expected));
