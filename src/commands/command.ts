@@ -3,6 +3,7 @@
  * a clock or a session, so the handler puts the time, the actor and the
  * tenant here; events are stamped from it (created_at, updated_at, ...).
  */
+import type { EventMetadata } from '../eventstore/types.ts';
 
 export interface CommandMetadata {
   /** ISO 8601 UTC with milliseconds, read once by the handler. */
@@ -16,4 +17,15 @@ export interface Command<T extends string, D> {
   type: T;
   data: D;
   metadata: CommandMetadata;
+}
+
+/** The command envelope of a write whose events carry `metadata`. */
+export function commandMetadataOf(metadata: EventMetadata): CommandMetadata {
+  return { now: metadata.occurred_at, actor: metadata.actor, organization_id: String(metadata.organization_id) };
+}
+
+/** A write in `organizationId`: its events' metadata (stamped with that organization) and its command envelope. */
+export function envelope(request: EventMetadata, organizationId: string): { metadata: EventMetadata; commandMetadata: CommandMetadata } {
+  const metadata: EventMetadata = { ...request, organization_id: organizationId };
+  return { metadata, commandMetadata: commandMetadataOf(metadata) };
 }

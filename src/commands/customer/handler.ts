@@ -15,7 +15,7 @@
  */
 import type { EventMetadata, EventStore } from '../../eventstore/types.ts';
 import { notFound } from '../../shared/errors.ts';
-import type { CommandMetadata } from '../command.ts';
+import { envelope } from '../command.ts';
 import { customerIceScope, iceAlreadyUsed, writeWithReservations, type ReservedValue } from '../reservation/index.ts';
 import { checkIfMatch, execute, existingStream, loadOwnedStream, type ExecuteResult } from '../shared/handler.ts';
 import type { CreateCustomerInput, CustomerCommand, CustomerPatch } from './commands.ts';
@@ -34,12 +34,6 @@ export interface CustomerWrite {
 
 export type CustomerResult = ExecuteResult<CustomerEvent, CustomerState>;
 
-function envelope(w: CustomerWrite) {
-  const metadata: EventMetadata = { ...w.metadata, organization_id: w.organizationId };
-  const commandMetadata: CommandMetadata = { now: metadata.occurred_at, actor: metadata.actor, organization_id: w.organizationId };
-  return { metadata, commandMetadata };
-}
-
 /** The customer's state, or NOT_FOUND when it does not exist in this organization. */
 export async function loadCustomer(store: EventStore, organizationId: string, customerId: string): Promise<{ state: CustomerState; revision: number }> {
   const { state, revision } = await loadOwnedStream(store, customerStream(customerId), customerDecider, organizationId, 'Customer');
@@ -56,7 +50,7 @@ function run(w: CustomerWrite, metadata: EventMetadata, command: CustomerCommand
 
 /** POST /customers. `customerId` is a fresh UUID v7 chosen by the caller. */
 export async function createCustomer(w: CustomerWrite, customerId: string, input: CreateCustomerInput): Promise<CustomerResult> {
-  const { metadata, commandMetadata } = envelope(w);
+  const { metadata, commandMetadata } = envelope(w.metadata, w.organizationId);
   validateNewCustomer(input); // a bad body must not hold an ICE, even for a moment
   // Created by an earlier attempt of this request: answer it, whatever became of its ICE since.
   const existing = await existingStream(w.store, customerStream(customerId), customerDecider);
@@ -86,7 +80,7 @@ function releasedIces(organizationId: string, result: CustomerResult): ReservedV
 
 /** PATCH /customers/{id}: only the fields sent; an ICE change moves the reservation. */
 export async function updateCustomer(w: CustomerWrite, customerId: string, patch: CustomerPatch): Promise<CustomerResult> {
-  const { metadata, commandMetadata } = envelope(w);
+  const { metadata, commandMetadata } = envelope(w.metadata, w.organizationId);
   const command: CustomerCommand = { type: 'UpdateCustomer', data: { customer_id: customerId, patch }, metadata: commandMetadata };
   // Decide once on the current state first: a refused command (bad field,
   // stale If-Match) or one that changes nothing must not touch a reservation.
@@ -109,7 +103,7 @@ export async function updateCustomer(w: CustomerWrite, customerId: string, patch
 
 /** DELETE /customers/{id}: archive (ALREADY_ARCHIVED when it is). The ICE stays reserved. */
 export async function archiveCustomer(w: CustomerWrite, customerId: string): Promise<CustomerResult> {
-  const { metadata, commandMetadata } = envelope(w);
+  const { metadata, commandMetadata } = envelope(w.metadata, w.organizationId);
   const { revision } = await loadCustomer(w.store, w.organizationId, customerId);
   checkIfMatch(w.ifMatch, revision, 'customer');
   return run(w, metadata, { type: 'ArchiveCustomer', data: { customer_id: customerId }, metadata: commandMetadata });

@@ -13,7 +13,7 @@ import { v7 as uuidv7 } from 'uuid';
 import type { EventMetadata, EventStore } from '../../eventstore/types.ts';
 import { WrongExpectedVersionError } from '../../eventstore/types.ts';
 import type { InvoiceFacts } from '../../queries/invoice-facts.ts';
-import type { CommandMetadata } from '../command.ts';
+import { envelope, type CommandMetadata } from '../command.ts';
 import type { CreateInvoiceInput, InvoiceCommand, InvoicePatch, PayInvoice } from './commands.ts';
 import { initialInvoiceState, invoiceDecider, type InvoiceState } from './decider.ts';
 import { loadOwnedStream, versionConflict, type LoadedStream } from '../shared/handler.ts';
@@ -50,11 +50,6 @@ export type LoadedInvoice = LoadedStream<InvoiceState> & { position: string };
 
 const MAX_ATTEMPTS = 8;
 
-export function commandMetadata(w: Pick<InvoiceWrite, 'organizationId' | 'metadata'>): { metadata: EventMetadata; command: CommandMetadata } {
-  const metadata: EventMetadata = { ...w.metadata, organization_id: w.organizationId };
-  return { metadata, command: { now: metadata.occurred_at, actor: metadata.actor, organization_id: w.organizationId } };
-}
-
 /** The invoice's events and state, or NOT_FOUND when it is not an invoice of this organization. */
 export async function loadInvoice(store: EventStore, organizationId: string, invoiceId: string): Promise<LoadedInvoice> {
   return loadOwnedStream(store, invoiceStream(invoiceId), invoiceDecider, organizationId, 'Invoice');
@@ -70,7 +65,7 @@ export async function runOnInvoice(
   build: (state: InvoiceState, command: CommandMetadata) => InvoiceCommand | Promise<InvoiceCommand>,
   options: { ifMatch?: number; known?: Pick<InvoiceResult, 'state' | 'revision' | 'position'> } = { ifMatch: w.ifMatch },
 ): Promise<InvoiceResult> {
-  const { metadata, command: commandMeta } = commandMetadata(w);
+  const { metadata, commandMetadata: commandMeta } = envelope(w.metadata, w.organizationId);
   const stream = invoiceStream(invoiceId);
   for (let attempt = 1; ; attempt++) {
     // `known`: the state this request just wrote (finalize's step 3), so the first try needs no read.
@@ -100,7 +95,7 @@ const normalizeId = (id: unknown) => (typeof id === 'string' ? id.toLowerCase() 
 
 /** POST /invoices: a new draft. `invoiceId` is a fresh UUID v7 unless the caller derives one (schedules). */
 export async function createInvoice(w: InvoiceWrite, input: CreateInvoiceInput, invoiceId: string = uuidv7()): Promise<InvoiceResult> {
-  const { metadata, command: commandMeta } = commandMetadata(w);
+  const { metadata, commandMetadata: commandMeta } = envelope(w.metadata, w.organizationId);
   const data = { ...input, customer_id: normalizeId(input.customer_id) };
   const customer = await w.facts.customer(w.organizationId, data.customer_id);
   const command: InvoiceCommand = { type: 'CreateInvoice', data: { ...data, invoice_id: invoiceId, customer }, metadata: commandMeta };

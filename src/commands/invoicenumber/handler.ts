@@ -19,7 +19,7 @@
 import { v7 as uuidv7 } from 'uuid';
 import type { EventMetadata, EventStore, NewEvent } from '../../eventstore/types.ts';
 import { WrongExpectedVersionError } from '../../eventstore/types.ts';
-import type { CommandMetadata } from '../command.ts';
+import { commandMetadataOf } from '../command.ts';
 import {
   applyInPlace,
   emptyNumberingState,
@@ -67,7 +67,7 @@ export class InvoiceNumbering {
     }
     const entry = cached;
     // Refuse a malformed request here, alone, rather than fail the batch it would join.
-    invoiceNumberDecider.decide({ type: 'AssignNumber', data: { invoice_id: invoiceId, year }, metadata: commandMetadata(metadata) }, emptyNumberingState());
+    invoiceNumberDecider.decide({ type: 'AssignNumber', data: { invoice_id: invoiceId, year }, metadata: commandMetadataOf(metadata) }, emptyNumberingState());
     // A number the cache already knows is final: it is in the stream.
     const known = numberFor(entry.state, invoiceId);
     if (known) return Promise.resolve(known);
@@ -115,7 +115,7 @@ export class InvoiceNumbering {
       const added: string[] = [];
       const events: NewEvent[] = [];
       for (const p of batch) {
-        const command = { type: 'AssignNumber' as const, data: { invoice_id: p.invoiceId, year: p.year }, metadata: commandMetadata(p.metadata) };
+        const command = { type: 'AssignNumber' as const, data: { invoice_id: p.invoiceId, year: p.year }, metadata: commandMetadataOf(p.metadata) };
         for (const event of invoiceNumberDecider.decide(command, entry.state)) {
           applyInPlace(entry.state, event);
           added.push(p.invoiceId);
@@ -138,10 +138,6 @@ export class InvoiceNumbering {
       }
     }
   }
-}
-
-function commandMetadata(m: EventMetadata): CommandMetadata {
-  return { now: m.occurred_at, actor: m.actor, organization_id: String(m.organization_id) };
 }
 
 const perStore = new WeakMap<EventStore, InvoiceNumbering>();

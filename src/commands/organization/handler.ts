@@ -9,7 +9,7 @@
  */
 import type { EventMetadata, EventStore } from '../../eventstore/types.ts';
 import { DomainError, notFound } from '../../shared/errors.ts';
-import type { CommandMetadata } from '../command.ts';
+import { envelope } from '../command.ts';
 import {
   claimFirstFree,
   iceAlreadyUsed,
@@ -37,12 +37,6 @@ export interface OrganizationWrite {
 
 export type OrganizationResult = ExecuteResult<OrganizationEvent, OrganizationState>;
 
-function envelope(w: OrganizationWrite, organizationId: string) {
-  const metadata: EventMetadata = { ...w.metadata, organization_id: organizationId };
-  const commandMetadata: CommandMetadata = { now: metadata.occurred_at, actor: metadata.actor, organization_id: organizationId };
-  return { metadata, commandMetadata };
-}
-
 function run(w: OrganizationWrite, metadata: EventMetadata, command: OrganizationCommand): Promise<OrganizationResult> {
   return execute(w.store, organizationStream(command.data.organization_id), organizationDecider, command, {
     metadata,
@@ -64,7 +58,7 @@ export interface Provisioning {
 }
 
 export async function provisionOrganization(w: OrganizationWrite, p: Provisioning): Promise<OrganizationResult> {
-  const { metadata, commandMetadata } = envelope(w, p.organization_id);
+  const { metadata, commandMetadata } = envelope(w.metadata, p.organization_id);
   validateNewOrganization(p.profile); // a bad body must not take a slot or an ICE, even for a moment
   // Already provisioned by an earlier attempt of this request: answer it, taking no second slot
   // (and, on a failure, releasing none of its own).
@@ -105,7 +99,7 @@ function releasedIces(result: OrganizationResult): ReservedValue[] {
 }
 
 export async function updateOrganizationProfile(w: OrganizationWrite, organizationId: string, patch: OrganizationPatch): Promise<OrganizationResult> {
-  const { metadata, commandMetadata } = envelope(w, organizationId);
+  const { metadata, commandMetadata } = envelope(w.metadata, organizationId);
   const command: OrganizationCommand = { type: 'UpdateOrganizationProfile', data: { organization_id: organizationId, patch }, metadata: commandMetadata };
   // Decide once on the current state first: a refused command (bad field,
   // archived, stale If-Match) must not touch any reservation.
@@ -127,17 +121,17 @@ export async function updateOrganizationProfile(w: OrganizationWrite, organizati
 }
 
 export function archiveOrganization(w: OrganizationWrite, organizationId: string): Promise<OrganizationResult> {
-  const { metadata, commandMetadata } = envelope(w, organizationId);
+  const { metadata, commandMetadata } = envelope(w.metadata, organizationId);
   return run(w, metadata, { type: 'ArchiveOrganization', data: { organization_id: organizationId }, metadata: commandMetadata });
 }
 
 export function restoreOrganization(w: OrganizationWrite, organizationId: string): Promise<OrganizationResult> {
-  const { metadata, commandMetadata } = envelope(w, organizationId);
+  const { metadata, commandMetadata } = envelope(w.metadata, organizationId);
   return run(w, metadata, { type: 'RestoreOrganization', data: { organization_id: organizationId }, metadata: commandMetadata });
 }
 
 export function changeOrganizationApiAccess(w: OrganizationWrite, organizationId: string, enabled: boolean): Promise<OrganizationResult> {
-  const { metadata, commandMetadata } = envelope(w, organizationId);
+  const { metadata, commandMetadata } = envelope(w.metadata, organizationId);
   const command: OrganizationCommand = {
     type: 'ChangeOrganizationApiAccess',
     data: { organization_id: organizationId, api_enabled: enabled },
