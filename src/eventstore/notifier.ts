@@ -79,34 +79,37 @@ type Queryable = { query(text: string, values?: unknown[]): Promise<unknown> };
  * database-wide lock held through the WAL flush; inside a hot write
  * transaction (an append, a projector batch) it made concurrent writers
  * commit one at a time (docs/performance.md). So the NOTIFY goes in its own
- * transaction right after the commit, one at a time per sender (newer values
- * meanwhile coalesce into the next one: only the newest matters), committed
+ * transaction right after the commit, one at a time per sender, committed
  * without waiting for the flush (a notification is never durable anyway).
+ * What is signalled meanwhile, and in the same turn of the event loop,
+ * coalesces into the next one: per key only the newest value (values are
+ * positions, which sort as strings), all keys in one payload (`format`).
  * Writers do not wait for it. Should the process die in between, listeners
  * find the news at their next poll.
  */
 export class CoalescedNotify {
-  private newest: string | null = null;
+  private readonly pending = new Map<string, string>();
   private sending: Promise<void> | null = null;
 
   constructor(
     private readonly db: Queryable,
     private readonly channel: string,
-    private readonly payload: (value: string) => string = (v) => v,
+    /** The payload for the pending values (default: the one value of key ''). */
+    private readonly format: (pending: Map<string, string>) => string = (pending) => pending.get('') ?? '',
   ) {}
 
-  /** Values are positions: they sort as strings, and only the newest is sent. */
-  signal(value: string): void {
-    if (this.newest === null || value > this.newest) this.newest = value;
-    this.sending ??= this.send();
+  signal(value: string, key = ''): void {
+    const known = this.pending.get(key);
+    if (known === undefined || value > known) this.pending.set(key, value);
+    this.sending ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.send());
   }
 
   private async send(): Promise<void> {
-    while (this.newest !== null) {
-      const value = this.newest;
-      this.newest = null;
+    while (this.pending.size > 0) {
+      const payload = this.format(this.pending);
+      this.pending.clear();
       await this.db
-        .query(`select set_config('synchronous_commit', 'off', true), pg_notify($1, $2)`, [this.channel, this.payload(value)])
+        .query(`select set_config('synchronous_commit', 'off', true), pg_notify($1, $2)`, [this.channel, payload])
         .catch(() => {});
     }
     this.sending = null;

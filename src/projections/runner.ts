@@ -222,7 +222,7 @@ export class ProjectionRunner {
   private advanced(position: string): void {
     this.checkpoint = position;
     this.deps.progress?.report(this.projector.name, position);
-    this.announce.signal(this.projector.name, position);
+    this.announce.signal(position, this.projector.name);
   }
 
   /** Stores the in-memory checkpoint when it is ahead of the stored one. */

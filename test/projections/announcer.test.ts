@@ -34,14 +34,14 @@ describe('progress announcements between processes', () => {
   it('sends one notification for consumers that move together, with the newest position of each', async () => {
     const announcer = announcerFor(t.db);
     expect(announcerFor(t.db), 'one per database handle').to.equal(announcer);
-    announcer.signal('invoices', pos(5));
-    announcer.signal('customers', pos(5));
-    announcer.signal('invoices', pos(7));
-    announcer.signal('invoices', pos(6)); // older: ignored
+    announcer.signal(pos(5), 'invoices');
+    announcer.signal(pos(5), 'customers');
+    announcer.signal(pos(7), 'invoices');
+    announcer.signal(pos(6), 'invoices'); // older: ignored
     await settle();
     expect(received).to.have.length(1);
     expect(received[0].split('\n').sort()).to.deep.equal([`customers ${pos(5)}`, `invoices ${pos(7)}`]);
-    announcer.signal('webhooks', pos(9));
+    announcer.signal(pos(9), 'webhooks');
     await settle();
     expect(received[1]).to.equal(`webhooks ${pos(9)}`);
   });
