@@ -1,33 +1,16 @@
 /** The admin CLI as a child process against a test database (DATABASE_URL). */
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { hashSecret } from '../../src/accounts/keys.ts';
 import { createAccount, createKey, insertOrganizationRow } from '../support/fixtures.ts';
+import { runAdmin, type CliResult as Result } from '../support/admin-cli.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 
-const run = promisify(execFile);
-
-interface Result {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
 describe('admin CLI', function () {
   this.timeout(120_000);
   let database: TestDatabase;
 
-  async function admin(...args: string[]): Promise<Result> {
-    try {
-      const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'src/cli/admin.ts', ...args], {
-        env: { ...process.env, DATABASE_URL: database.url, LOG_LEVEL: 'silent' },
-      });
-      return { code: 0, stdout, stderr };
-    } catch (err: any) {
-      return { code: err.code ?? 1, stdout: err.stdout ?? '', stderr: err.stderr ?? '' };
-    }
-  }
+  const admin = (...args: string[]): Promise<Result> => runAdmin(database.url, args);
 
   async function json(...args: string[]): Promise<any> {
     const r = await admin(...args, '--json');

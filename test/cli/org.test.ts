@@ -1,27 +1,15 @@
 /** `npm run admin -- org ...` as an operator runs it: a separate process on the same database, no server running. */
 import { expect } from 'chai';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { randomIce } from '../reservation/protocol.ts';
 import { createAccount } from '../support/fixtures.ts';
+import { runAdmin } from '../support/admin-cli.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
-
-const run = promisify(execFile);
 
 describe('admin CLI: org', function () {
   this.timeout(120_000);
   let database: TestDatabase;
 
-  async function admin(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-    try {
-      const { stdout, stderr } = await run('node', ['--import', 'tsx', 'src/cli/admin.ts', ...args], {
-        env: { ...process.env, DATABASE_URL: database.url, LOG_LEVEL: 'silent' },
-      });
-      return { code: 0, stdout, stderr };
-    } catch (err: any) {
-      return { code: err.code ?? 1, stdout: err.stdout ?? '', stderr: err.stderr ?? '' };
-    }
-  }
+  const admin = (...args: string[]) => runAdmin(database.url, args);
 
   before(async function () {
     database = await freshDatabase();

@@ -1,12 +1,10 @@
 /** `npm run admin -- webhook ...` as child processes against a test database. */
-import { execFile } from 'node:child_process';
 import { createHmac } from 'node:crypto';
-import { promisify } from 'node:util';
 import { expect } from 'chai';
+import { runAdmin } from '../support/admin-cli.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 import { newOrganization, Receiver } from './support.ts';
 
-const run = promisify(execFile);
 const KEY = 'a'.repeat(64);
 
 describe('admin CLI: webhook', function () {
@@ -15,16 +13,8 @@ describe('admin CLI: webhook', function () {
   let receiver: Receiver;
   let org: string;
 
-  async function admin(env: Record<string, string>, ...args: string[]) {
-    try {
-      const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'src/cli/admin.ts', 'webhook', ...args], {
-        env: { ...process.env, DATABASE_URL: database.url, LOG_LEVEL: 'silent', WEBHOOK_ALLOW_INSECURE: 'true', WEBHOOK_SECRET_KEY: KEY, ...env },
-      });
-      return { code: 0, stdout, stderr };
-    } catch (err: any) {
-      return { code: err.code ?? 1, stdout: err.stdout ?? '', stderr: err.stderr ?? '' };
-    }
-  }
+  const admin = (env: Record<string, string>, ...args: string[]) =>
+    runAdmin(database.url, ['webhook', ...args], { WEBHOOK_ALLOW_INSECURE: 'true', WEBHOOK_SECRET_KEY: KEY, ...env });
   async function json(...args: string[]) {
     const r = await admin({}, ...args, '--json');
     expect(r.code, r.stderr).to.equal(0);
