@@ -73,7 +73,9 @@ describe('customer handlers: reservations and tenancy', () => {
     const [before, after] = [nextIce(), nextIce()];
     const id = uuidv7();
     await createCustomer(w(), id, { name: 'Mover', type: 'b2b', ice: before });
-    await updateCustomer(w(failingCustomerAppends(store)), id, { ice: after }).catch(() => {});
+    let error: Error | null = null;
+    await updateCustomer(w(failingCustomerAppends(store)), id, { ice: after }).catch((e) => (error = e));
+    expect(error).to.have.property('message', 'connection lost');
     expect(await owner(before)).to.equal(id);
     expect(await owner(after)).to.equal(null);
     expect((await loadCustomer(store, org, id)).state.customer?.ice).to.equal(before);
@@ -87,8 +89,9 @@ describe('customer handlers: reservations and tenancy', () => {
     const [mine, wanted] = [nextIce(), nextIce()];
     const id = uuidv7();
     await createCustomer(w(), id, { name: 'Careful', type: 'b2b', ice: mine });
-    await updateCustomer(w(), id, { ice: wanted, email: 'broken' }).catch(() => {});
     let code: string | undefined;
+    await updateCustomer(w(), id, { ice: wanted, email: 'broken' }).catch((e) => (code = e.code));
+    expect(code).to.equal('VALIDATION_ERROR');
     await updateCustomer(w(store, org, 7), id, { ice: wanted }).catch((e) => (code = e.code));
     expect(code).to.equal('VERSION_CONFLICT');
     expect(await owner(wanted)).to.equal(null);
