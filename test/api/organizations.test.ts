@@ -114,7 +114,7 @@ describe('API /organizations', function () {
     });
 
     it('rejects malformed query values', async function () {
-      for (const q of ['include_archived=maybe', 'per_page=0', 'page=abc', 'order=up', 'unknown=1']) {
+      for (const q of ['include_archived=maybe', 'per_page=0', 'page=abc', 'order=up', 'unknown=1', 'page=1000001']) {
         expectError(await call(url(`?${q}`), account.accountKey.secret), 400, 'VALIDATION_ERROR');
       }
     });

@@ -11,9 +11,7 @@
 import { CUSTOMER_STATUSES, CUSTOMER_TYPES } from '../../commands/customer/events.ts';
 import { CUSTOMER_LIMITS } from '../../commands/customer/validate.ts';
 import type { JsonSchema } from '../route.ts';
-
-/** Largest page number: keeps OFFSET far inside PostgreSQL's range (100 per page * 1e6). */
-export const MAX_PAGE = 1_000_000;
+import { pagingQuery } from './paging.ts';
 
 const text = (max: number, description?: string): JsonSchema => ({
   type: ['string', 'null'],
@@ -83,8 +81,7 @@ export const updateCustomerBody: JsonSchema = {
 export const listCustomersQuery: JsonSchema = {
   type: 'object',
   properties: {
-    page: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 1 },
-    per_page: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+    ...pagingQuery,
     order: { type: 'string', enum: ['asc', 'desc'], default: 'desc', description: 'By created_at, then id.' },
     search: {
       type: 'string',

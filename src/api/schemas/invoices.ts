@@ -10,7 +10,7 @@ import { INVOICE_STATUSES } from '../../commands/invoice/events.ts';
 import { MAX_DESCRIPTION, MAX_LINES } from '../../commands/invoice/lines.ts';
 import { INVOICE_LIMITS } from '../../commands/invoice/validate.ts';
 import type { JsonSchema } from '../route.ts';
-import { MAX_PAGE } from './customers.ts';
+import { pagingQuery } from './paging.ts';
 
 const text = (max: number, description?: string): JsonSchema => ({
   type: ['string', 'null'],
@@ -81,8 +81,7 @@ export const voidInvoiceBody: JsonSchema = {
 export const listInvoicesQuery: JsonSchema = {
   type: 'object',
   properties: {
-    page: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 1 },
-    per_page: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+    ...pagingQuery,
     order: { type: 'string', enum: ['asc', 'desc'], default: 'desc', description: 'By created_at, then id.' },
     status: { type: 'string', enum: [...INVOICE_STATUSES] },
     customer_id: { type: 'string', format: 'uuid' },

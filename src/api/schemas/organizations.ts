@@ -5,6 +5,7 @@
  * domain rules, so every client, the CLI included, gets the same messages.
  */
 import type { JsonSchema } from '../route.ts';
+import { pagingQuery } from './paging.ts';
 
 const text = (description: string): JsonSchema => ({ type: ['string', 'null'], description });
 
@@ -51,8 +52,7 @@ export const organizationCreateBody: JsonSchema = {
 export const organizationListQuery: JsonSchema = {
   type: 'object',
   properties: {
-    page: { type: 'integer', minimum: 1, default: 1 },
-    per_page: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+    ...pagingQuery,
     order: { enum: ['asc', 'desc'], default: 'desc', description: 'By creation time.' },
     include_archived: { type: 'boolean', default: false, description: 'Include archived organizations.' },
   },
