@@ -91,12 +91,6 @@ export async function listEndpoints(db: Kysely<any>, organizationId: string): Pr
   return rows.map(view);
 }
 
-export async function getEndpoint(db: Kysely<any>, id: string): Promise<EndpointView> {
-  const row = await db.selectFrom('webhook_endpoints').select(COLUMNS).where('id', '=', checkId(id, 'endpoint')).executeTakeFirst();
-  if (!row) throw new DomainError('NOT_FOUND', `endpoint ${id} not found`);
-  return view(row);
-}
-
 /** A new secret, effective from the next attempt (the old one stops at once). */
 export async function rotateSecret(db: Kysely<any>, id: string): Promise<{ endpoint: EndpointView; secret: string }> {
   const secret = generateSecret();
