@@ -29,10 +29,6 @@ export function isPlan(value: unknown): value is Plan {
   return typeof value === 'string' && (PLANS as readonly string[]).includes(value);
 }
 
-export function planLimits(plan: Plan): PlanLimits {
-  return PLAN_LIMITS[plan];
-}
-
 /** The rate limit of an account: its operator override, else its plan's. */
 export function requestsPerMinute(plan: Plan, override: number | null | undefined): number {
   return override ?? PLAN_LIMITS[plan].requestsPerMinute;

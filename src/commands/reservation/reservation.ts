@@ -151,6 +151,3 @@ export async function claimIce(
     throw err instanceof ReservationTakenError ? iceAlreadyUsed() : err;
   }
 }
-
-/** Frees an ICE held by `owner` (no-op otherwise). */
-export const releaseIce = release;
