@@ -17,7 +17,7 @@ import type { EventMetadata, EventStore } from '../../eventstore/types.ts';
 import { notFound } from '../../shared/errors.ts';
 import { envelope } from '../command.ts';
 import { customerIceScope, iceAlreadyUsed, writeWithReservations, type ReservedValue } from '../reservation/index.ts';
-import { checkIfMatch, execute, existingStream, loadOwnedStream, type ExecuteResult } from '../shared/handler.ts';
+import { checkIfMatch, execute, loadOwnedStream, loadStream, type ExecuteResult, type LoadedStream } from '../shared/handler.ts';
 import type { CreateCustomerInput, CustomerCommand, CustomerPatch } from './commands.ts';
 import { customerDecider, iceChange, initialCustomerState, type CustomerState } from './decider.ts';
 import { customerStream, type CustomerEvent } from './events.ts';
@@ -34,18 +34,18 @@ export interface CustomerWrite {
 
 export type CustomerResult = ExecuteResult<CustomerEvent, CustomerState>;
 
-/** The customer's state, or NOT_FOUND when it does not exist in this organization. */
-export async function loadCustomer(store: EventStore, organizationId: string, customerId: string): Promise<{ state: CustomerState; revision: number }> {
-  const { state, revision } = await loadOwnedStream(store, customerStream(customerId), customerDecider, organizationId, 'Customer');
-  return { state, revision };
+/** The customer's stream, or NOT_FOUND when it does not exist in this organization. */
+export function loadCustomer(store: EventStore, organizationId: string, customerId: string): Promise<LoadedStream<CustomerState>> {
+  return loadOwnedStream(store, customerStream(customerId), customerDecider, organizationId, 'Customer');
 }
 
 function iceClaims(organizationId: string, ice: string | null) {
   return ice ? [{ scope: customerIceScope(organizationId), value: ice, taken: iceAlreadyUsed }] : [];
 }
 
-function run(w: CustomerWrite, metadata: EventMetadata, command: CustomerCommand): Promise<CustomerResult> {
-  return execute(w.store, customerStream(command.data.customer_id), customerDecider, command, { metadata, ifMatch: w.ifMatch });
+/** The command on the stream the caller loaded (`known`: its first attempt reads nothing again). */
+function run(w: CustomerWrite, metadata: EventMetadata, command: CustomerCommand, known: LoadedStream<CustomerState>): Promise<CustomerResult> {
+  return execute(w.store, customerStream(command.data.customer_id), customerDecider, command, { metadata, ifMatch: w.ifMatch, known });
 }
 
 /** POST /customers. `customerId` is a fresh UUID v7 chosen by the caller. */
@@ -53,11 +53,10 @@ export async function createCustomer(w: CustomerWrite, customerId: string, input
   const { metadata, commandMetadata } = envelope(w.metadata, w.organizationId);
   validateNewCustomer(input); // a bad body must not hold an ICE, even for a moment
   // Created by an earlier attempt of this request: answer it, whatever became of its ICE since.
-  const existing = await existingStream(w.store, customerStream(customerId), customerDecider);
-  if (existing) {
-    if (existing.metadata.organization_id !== w.organizationId) throw notFound('Customer');
-    const { metadata: _first, ...result } = existing;
-    return result;
+  const known = await loadStream(w.store, customerStream(customerId), customerDecider);
+  if (known.recorded.length > 0) {
+    if (known.recorded[0].metadata.organization_id !== w.organizationId) throw notFound('Customer');
+    return { events: [], state: known.state, revision: known.revision, position: known.position };
   }
   const command: CustomerCommand = { type: 'CreateCustomer', data: { ...input, customer_id: customerId }, metadata: commandMetadata };
   const { claim } = iceChange(command, initialCustomerState);
@@ -65,7 +64,7 @@ export async function createCustomer(w: CustomerWrite, customerId: string, input
     w.store,
     { owner: customerId, metadata, claims: iceClaims(w.organizationId, claim), releases: [] },
     // A new stream: execute appends with no_stream (a taken id would be a conflict, not an overwrite).
-    () => execute(w.store, customerStream(customerId), customerDecider, command, { metadata }),
+    () => execute(w.store, customerStream(customerId), customerDecider, command, { metadata, known }),
   );
 }
 
@@ -84,7 +83,8 @@ export async function updateCustomer(w: CustomerWrite, customerId: string, patch
   const command: CustomerCommand = { type: 'UpdateCustomer', data: { customer_id: customerId, patch }, metadata: commandMetadata };
   // Decide once on the current state first: a refused command (bad field,
   // stale If-Match) or one that changes nothing must not touch a reservation.
-  const { state, revision } = await loadCustomer(w.store, w.organizationId, customerId);
+  const loaded = await loadCustomer(w.store, w.organizationId, customerId);
+  const { state, revision } = loaded;
   checkIfMatch(w.ifMatch, revision, 'customer');
   if (customerDecider.decide(command, state).length === 0) return { events: [], state, revision, position: null };
   const { claim, release } = iceChange(command, state);
@@ -97,14 +97,14 @@ export async function updateCustomer(w: CustomerWrite, customerId: string, patch
       releases: release ? [{ scope: customerIceScope(w.organizationId), value: release }] : [],
       releasedBy: (result) => releasedIces(w.organizationId, result),
     },
-    () => run(w, metadata, command),
+    () => run(w, metadata, command, loaded),
   );
 }
 
 /** DELETE /customers/{id}: archive (ALREADY_ARCHIVED when it is). The ICE stays reserved. */
 export async function archiveCustomer(w: CustomerWrite, customerId: string): Promise<CustomerResult> {
   const { metadata, commandMetadata } = envelope(w.metadata, w.organizationId);
-  const { revision } = await loadCustomer(w.store, w.organizationId, customerId);
-  checkIfMatch(w.ifMatch, revision, 'customer');
-  return run(w, metadata, { type: 'ArchiveCustomer', data: { customer_id: customerId }, metadata: commandMetadata });
+  const loaded = await loadCustomer(w.store, w.organizationId, customerId);
+  checkIfMatch(w.ifMatch, loaded.revision, 'customer');
+  return run(w, metadata, { type: 'ArchiveCustomer', data: { customer_id: customerId }, metadata: commandMetadata }, loaded);
 }

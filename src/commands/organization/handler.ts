@@ -19,7 +19,7 @@ import {
   writeWithReservations,
   type ReservedValue,
 } from '../reservation/index.ts';
-import { checkIfMatch, execute, existingStream, loadStream, type ExecuteResult } from '../shared/handler.ts';
+import { checkIfMatch, execute, loadStream, type ExecuteResult } from '../shared/handler.ts';
 import type { NewOrganizationInput, OrganizationCommand, OrganizationPatch } from './commands.ts';
 import { iceChange, organizationDecider, type OrganizationState } from './decider.ts';
 import { organizationStream, type OrganizationEvent } from './events.ts';
@@ -62,11 +62,10 @@ export async function provisionOrganization(w: OrganizationWrite, p: Provisionin
   validateNewOrganization(p.profile); // a bad body must not take a slot or an ICE, even for a moment
   // Already provisioned by an earlier attempt of this request: answer it, taking no second slot
   // (and, on a failure, releasing none of its own).
-  const existing = await existingStream(w.store, organizationStream(p.organization_id), organizationDecider);
-  if (existing) {
+  const existing = await loadStream(w.store, organizationStream(p.organization_id), organizationDecider);
+  if (existing.recorded.length > 0) {
     if (existing.state.organization?.account_id !== p.account_id) throw notFound('Organization');
-    const { metadata: _first, ...result } = existing;
-    return result;
+    return { events: [], state: existing.state, revision: existing.revision, position: existing.position };
   }
   const slots = organizationSlotScope(p.account_id);
   const slot = await claimFirstFree(w.store, slots, p.entity_cap, p.organization_id, metadata);

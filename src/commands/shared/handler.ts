@@ -11,8 +11,10 @@ import { WrongExpectedVersionError } from '../../eventstore/types.ts';
 import { DomainError, notFound } from '../../shared/errors.ts';
 import { fold, type Decider, type DomainEvent } from './decider.ts';
 
-export interface ExecuteOptions {
+export interface ExecuteOptions<S = unknown> {
   metadata: EventMetadata;
+  /** The stream as the caller just read it (its checks ran on it): the first attempt decides on it without reading again. */
+  known?: LoadedStream<S>;
   /** Expected stream revision from If-Match; -1 means "must not exist". */
   ifMatch?: number;
   retries?: number;
@@ -83,32 +85,17 @@ export function checkIfMatch(ifMatch: number | undefined, revision: number, what
   if (ifMatch !== undefined && ifMatch !== revision) throw versionConflict(revision, ifMatch, what);
 }
 
-/**
- * A stream that already exists when a creation is about to claim what it
- * needs: a retry of a request that created it (its id derives from the
- * request's Idempotency-Key). The caller answers with it, claiming nothing
- * again; `owner` tells whether it belongs to the caller (else NOT_FOUND).
- */
-export async function existingStream<C, E extends DomainEvent, S>(
-  store: EventStore,
-  stream: string,
-  decider: Decider<C, E, S>,
-): Promise<(ExecuteResult<E, S> & { metadata: EventMetadata }) | null> {
-  const { recorded, state, revision, position } = await loadStream(store, stream, decider);
-  if (recorded.length === 0) return null;
-  return { events: [], state, revision, position, metadata: recorded[0].metadata };
-}
-
 export async function execute<C, E extends DomainEvent, S>(
   store: EventStore,
   stream: string,
   decider: Decider<C, E, S>,
   command: C,
-  options: ExecuteOptions,
+  options: ExecuteOptions<S>,
 ): Promise<ExecuteResult<E, S>> {
   const attempts = options.retries ?? 5;
   for (let attempt = 1; ; attempt++) {
-    const { recorded, state, revision, position } = await loadStream(store, stream, decider);
+    const loaded = attempt === 1 && options.known ? options.known : await loadStream(store, stream, decider);
+    const { recorded, state, revision, position } = loaded;
     if (options.commandId && recorded.some((r) => r.id === options.commandId)) {
       return { events: [], state, revision, position };
     }
