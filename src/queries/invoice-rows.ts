@@ -5,7 +5,8 @@
  * amounts get the currency's minor units, line inputs their canonical form.
  */
 import type { InvoiceCustomer } from '../commands/invoice/commands.ts';
-import type { Invoice } from '../commands/invoice/events.ts';
+import type { Invoice, InvoiceLine } from '../commands/invoice/events.ts';
+import type { TaxBreakdownEntry } from '../commands/invoice/totals.ts';
 import { canonicalDecimal, formatAmount, minorUnits } from '../shared/money.ts';
 
 /** The customer object of a single read (InvoiceCustomer without its status). */
@@ -41,20 +42,6 @@ function amountText(text: string, digits: number, currency: string): string {
   return digits === 0 ? int : `${int}.${frac.slice(0, digits).padEnd(digits, '0')}`;
 }
 
-interface LineJson {
-  position: number;
-  description: string;
-  quantity: string;
-  unit_price: string;
-  tax_rate: string;
-  total: string;
-}
-
-interface TaxJson {
-  rate: string;
-  taxable_amount: string;
-  tax_amount: string;
-}
 
 export function toInvoice(row: Record<string, any>): Invoice {
   const currency: string = row.currency;
@@ -72,7 +59,7 @@ export function toInvoice(row: Record<string, any>): Invoice {
     payment_terms: row.payment_terms,
     notes: row.notes,
     internal_notes: row.internal_notes,
-    items: (row.items as LineJson[]).map((l) => ({
+    items: (row.items as InvoiceLine[]).map((l) => ({
       position: l.position,
       description: l.description,
       quantity: canonical(l.quantity),
@@ -83,7 +70,7 @@ export function toInvoice(row: Record<string, any>): Invoice {
     subtotal: amount(row.subtotal),
     total_tax: amount(row.total_tax),
     total: amount(row.total),
-    tax_breakdown: (row.tax_breakdown as TaxJson[]).map((t) => ({
+    tax_breakdown: (row.tax_breakdown as TaxBreakdownEntry[]).map((t) => ({
       rate: canonical(t.rate),
       taxable_amount: amount(t.taxable_amount),
       tax_amount: amount(t.tax_amount),

@@ -8,19 +8,11 @@
 import { sql, type Kysely } from 'kysely';
 import { effectiveSubscriptionStatus, type Account } from '../accounts/accounts.ts';
 import { PLAN_LIMITS, requestsPerMinute, type Plan } from '../api/plans.ts';
-import type { Organization } from '../commands/organization/events.ts';
+import type { Organization, OrganizationProfile } from '../commands/organization/events.ts';
 
-export interface OrganizationView {
+/** The organization representation: its id and profile, plus the account's subscription and quotas. */
+export interface OrganizationView extends OrganizationProfile {
   id: string;
-  legal_name: string;
-  ice: string | null;
-  rc: string | null;
-  if_number: string | null;
-  vat_number: string | null;
-  phone: string | null;
-  email: string | null;
-  website: string | null;
-  billing_address: Organization['billing_address'];
   subscription: { plan: Plan; status: 'active' | 'expired'; current_period_end: string | null };
   /** Unlimited limits are null (fiduciaire keys). */
   api_quotas: {
