@@ -5,6 +5,7 @@
 import { parseArgs } from 'node:util';
 import { ALL_ROLES, ConfigError, loadConfig, type Role } from './config.ts';
 import './wiring.ts';
+import { stopWithParent, surviveConnectionErrors } from './process-guards.ts';
 import { startServer } from './server.ts';
 import { createLogger } from './shared/logger.ts';
 
@@ -29,6 +30,7 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const logger = createLogger(config.logLevel);
+  surviveConnectionErrors(logger);
   let server;
   try {
     server = await startServer(config, logger, roles);
@@ -61,6 +63,7 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+  stopWithParent(() => shutdown('parent exited'));
 }
 
 void main();

@@ -5,6 +5,7 @@
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { ConfigError } from '../config.ts';
+import { guardPool } from './connection.ts';
 import { ensureEmbeddedPostgres, type EmbeddedHandle } from './embedded.ts';
 
 // Return int8 and numeric as strings (default); dates (type 1082) stay strings
@@ -36,9 +37,8 @@ export function createPool(url: string, max = 20, applicationName = 'invoicing')
     idle_in_transaction_session_timeout: 10_000,
     connectionTimeoutMillis: 10_000,
   });
-  // A dropped idle connection must not crash the process; the pool replaces it.
-  pool.on('error', () => {});
-  return pool;
+  // A dropped connection, idle or checked out, must not crash the process; the pool replaces it.
+  return guardPool(pool);
 }
 
 /** Connect and check once, so a bad DATABASE_URL fails with one clear line. */
