@@ -44,6 +44,8 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   logger.info({ roles, url: server.url, event_store: server.runtime.store.kind, mode: config.serviceMode }, 'started');
+  const embedded = server.runtime.database.embedded;
+  if (embedded) console.log(embedded.describe());
   if (server.url) console.log(`Invoicing API listening on ${server.url}`);
 
   let signals = 0;

@@ -26,6 +26,8 @@ export interface OpenOptions {
   poolSize?: number;
   applicationName?: string;
   onEmbeddedLog?: (line: string) => void;
+  /** EMBEDDED_PG_PORT. */
+  embeddedPort?: number | null;
 }
 
 export function createPool(url: string, max = 20, applicationName = 'invoicing'): pg.Pool {
@@ -56,7 +58,7 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
   let embedded: EmbeddedHandle | null = null;
   let url = options.databaseUrl;
   if (!url) {
-    embedded = await ensureEmbeddedPostgres({ dataDir: options.dataDir, onLog: options.onEmbeddedLog });
+    embedded = await ensureEmbeddedPostgres({ dataDir: options.dataDir, port: options.embeddedPort, onLog: options.onEmbeddedLog });
     url = embedded.url;
   }
   const pool = createPool(url, options.poolSize, options.applicationName);
