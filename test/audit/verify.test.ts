@@ -40,7 +40,7 @@ async function setup(): Promise<Setup> {
   const org = await insertOrganizationRow(database.db, account);
   const other = await insertOrganizationRow(database.db, account);
   const streams: string[] = [];
-  for (const o of [org, other]) for (let s = 0; s < 4; s++) streams.push(`invoice-${uuidv7()}`);
+  for (let s = 0; s < 8; s++) streams.push(`invoice-${uuidv7()}`);
   for (let i = 0; i < 5; i++) {
     for (const [k, s] of streams.entries()) await store.appendToStream(s, [event(k < 4 ? org : other, i)], i === 0 ? 'no_stream' : i - 1);
   }
