@@ -9,6 +9,7 @@ import { sql } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import { recordDigests } from '../../src/audit/digest.ts';
 import { verifyLog } from '../../src/audit/verify.ts';
+import { recordDueDigests } from '../../src/workers/audit-digest.ts';
 import { createPostgresEventStore } from '../../src/eventstore/postgres.ts';
 import type { EventStore, NewEvent } from '../../src/eventstore/types.ts';
 import { runAdmin, type CliResult } from '../support/admin-cli.ts';
@@ -201,5 +202,25 @@ describe('audit verify: 100,000 events by concurrent writers', function () {
     await recordDigests(store, orgs);
     const report = await verifyLog(store, { organizations: orgs });
     expect(report).to.include({ ok: true, events: 100_002, streams: 402, digests: 2, breaks_count: 0 });
+  });
+});
+
+describe('audit digest: the daily worker', function () {
+  this.timeout(120_000);
+  let s: Setup | undefined;
+  afterEach(() => teardown(s));
+
+  it('writes one digest per organization per Casablanca day, and verify checks them', async function () {
+    s = await setup();
+    const day1 = new Date('2026-11-23T10:00:00.000Z');
+    const first = await recordDueDigests(s.database.db, s.store, day1);
+    expect(first.map((d) => d.organization_id).sort()).to.deep.equal([s.org, s.other].sort());
+    expect(await recordDueDigests(s.database.db, s.store, new Date('2026-11-23T22:30:00.000Z'))).to.deep.equal([]);
+    // 23:30 UTC on the 23rd is already the 24th in Casablanca (UTC+1).
+    const next = await recordDueDigests(s.database.db, s.store, new Date('2026-11-23T23:30:00.000Z'));
+    expect(next).to.have.length(2);
+    expect(next.every((d) => d.revision === 1)).to.equal(true);
+    const report = await verifyLog(s.store, { organizations: [s.org, s.other] });
+    expect(report).to.include({ ok: true, digests: 4 });
   });
 });
