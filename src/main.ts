@@ -24,6 +24,7 @@ import { invoicesProjector } from './projections/invoices.ts';
 import { organizationsProjector } from './projections/organizations.ts';
 import { startServer, type ProcessParts } from './server.ts';
 import { createLogger } from './shared/logger.ts';
+import { auditDigestWorker } from './workers/audit-digest.ts';
 import { finalizationRecoveryWorker } from './workers/finalization-recovery.ts';
 import { reservationRecoveryWorker } from './workers/reservation-recovery.ts';
 import { webhookSenderWorker, webhookSubscriberWorker } from './workers/webhooks/index.ts';
@@ -49,6 +50,7 @@ export const processParts: ProcessParts = {
     finalizationRecoveryWorker,
     webhookSubscriberWorker,
     webhookSenderWorker,
+    auditDigestWorker,
   ],
   // Run once the database is open, before the roles start.
   hooks: [demoStartupHook],
