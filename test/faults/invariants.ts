@@ -9,7 +9,7 @@ import { sql, type Kysely } from 'kysely';
 import type pg from 'pg';
 import { createPostgresEventStore } from '../../src/eventstore/postgres.ts';
 import { comparePositions, type RecordedEvent } from '../../src/eventstore/types.ts';
-import { projectors } from '../../src/projections/index.ts';
+import { processParts } from '../../src/main.ts';
 import { until } from '../support/wait.ts';
 import type { WriteLoad } from './harness.ts';
 
@@ -64,6 +64,8 @@ export async function expectGaplessNumbering(db: Kysely<any>): Promise<number> {
  * Each read model equals a replay of the whole log into a shadow schema by
  * the same projector code (what `projections rebuild` would produce).
  */
+const projectors = processParts.projectors;
+
 export async function expectProjectionsEqualRebuild(db: Kysely<any>, pool: pg.Pool, url: string): Promise<void> {
   const store = await createPostgresEventStore(pool, url);
   try {
