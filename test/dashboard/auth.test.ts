@@ -101,7 +101,7 @@ describe('dashboard: users, sign-in, sessions', function () {
     const keysUrl = `${server.root}/dashboard/o/${acct.organizationId}/keys`;
     const count = async () => Number((await server.database.db.selectFrom('api_keys').select((eb) => eb.fn.countAll().as('n')).where('organization_id', '=', acct.organizationId).executeTakeFirstOrThrow()).n);
     const before = await count();
-    for (const form of [{ bundle: 'read_only' }, { bundle: 'read_only', _csrf: 'forged' }, { bundle: 'read_only', _csrf: '' }]) {
+    for (const form of [{ bundle: 'read_only' } as Record<string, string>, { bundle: 'read_only', _csrf: 'forged' }, { bundle: 'read_only', _csrf: '' }]) {
       const res = await page.request.post(keysUrl, { form, maxRedirects: 0 });
       expect(res.status()).to.equal(403);
       expect(await res.text()).to.include('Formulaire expiré');
