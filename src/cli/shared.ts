@@ -6,6 +6,7 @@
  */
 import type { Command } from 'commander';
 import { loadConfig } from '../config.ts';
+import { processParts } from '../main.ts';
 import { openRuntime, type Runtime } from '../runtime.ts';
 import { silentLogger } from '../shared/logger.ts';
 
@@ -20,7 +21,7 @@ export interface Session {
 export function createSession(): Session {
   let opening: Promise<Runtime> | null = null;
   return {
-    open: () => (opening ??= openRuntime(loadConfig(), silentLogger, { poolSize: 4, applicationName: 'invoicing:admin' })),
+    open: () => (opening ??= openRuntime(loadConfig(), silentLogger, { projectors: processParts.projectors, poolSize: 4, applicationName: 'invoicing:admin' })),
     async close() {
       if (!opening) return;
       const rt = await opening.catch(() => null);
@@ -69,3 +70,18 @@ export function iso(value: Date | string | null): string | null {
 
 /** An error meant for the operator: printed as one line, no stack. */
 export class UsageError extends Error {}
+
+/** Bad input (a malformed id, date, format or flag): one line, exit code 2. */
+export class BadInputError extends UsageError {}
+
+/**
+ * For a command group whose bad input exits with 2 (the audit and analyst
+ * commands): commander's own parse errors (unknown flag, missing argument)
+ * become exit code 2 too; help and version keep theirs.
+ */
+export function badInputExitsWith2(group: Command): Command {
+  return group.exitOverride((err) => {
+    if (err.exitCode === 0) throw err;
+    throw Object.assign(err, { exitCode: 2 });
+  });
+}
