@@ -160,3 +160,13 @@ export function fieldList(body: unknown, name: string): string[] {
   if (Array.isArray(v)) return v.filter((x): x is string => typeof x === 'string');
   return typeof v === 'string' ? [v] : [];
 }
+
+/**
+ * 303 to `url` once the session (sign-in, flash message) is stored:
+ * express-session may flush a redirect's headers before its own save ends,
+ * and the browser's next request would then find the old session.
+ */
+export async function seeOther(req: Request, res: Response, url: string): Promise<void> {
+  if (req.session) await new Promise<void>((resolve, reject) => req.session.save((err) => (err ? reject(err) : resolve())));
+  res.redirect(303, url);
+}

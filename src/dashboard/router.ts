@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
 import { getAccount } from '../accounts/accounts.ts';
 import type { Runtime } from '../runtime.ts';
-import { field, langOf, notFoundPage, render } from './context.ts';
+import { field, langOf, notFoundPage, render, seeOther } from './context.ts';
 import { isLang } from './i18n.ts';
 import { deliveryPages } from './pages/deliveries.ts';
 import { invoicePages } from './pages/invoices.ts';
@@ -66,7 +66,7 @@ async function signIn(rt: Runtime, limiters: SignInLimiters, req: Request, res: 
   req.session.signedInAt = Date.now();
   req.session.lang = lang;
   req.csrfToken?.(true);
-  res.redirect(303, next ?? (await home(rt, req, user.account_id)));
+  return seeOther(req, res, next ?? (await home(rt, req, user.account_id)));
 }
 
 export function dashboardRouter(rt: Runtime): Router {
@@ -107,7 +107,7 @@ export function dashboardRouter(rt: Runtime): Router {
   router.post('/lang', (req, res) => {
     const lang = field(req.body, 'lang');
     if (isLang(lang)) req.session.lang = lang;
-    res.redirect(303, safeNext(field(req.body, 'back')) ?? '/dashboard/');
+    return seeOther(req, res, safeNext(field(req.body, 'back')) ?? '/dashboard/');
   });
 
   // Everything below needs a signed-in user.

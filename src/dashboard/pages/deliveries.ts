@@ -10,7 +10,7 @@ import type { Runtime } from '../../runtime.ts';
 import { DELIVERY_STATUSES, getDelivery, listAttempts, replayDelivery, searchDeliveries, type DeliveryFilter } from '../../workers/webhooks/deliveries.ts';
 import { listEndpoints } from '../../workers/webhooks/endpoints.ts';
 import { UUID } from '../../accounts/accounts.ts';
-import { audit, flash, formErrors, notFoundPage, orgOf, ownedBy, render, requireRole, withOrg } from '../context.ts';
+import { audit, flash, formErrors, notFoundPage, orgOf, ownedBy, render, requireRole, withOrg, seeOther } from '../context.ts';
 
 const PER_PAGE = 50;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
@@ -106,6 +106,6 @@ export function deliveryPages(router: Router, rt: Runtime): void {
       if (!errors) throw err;
       flash(req, 'error', 'common.errors');
     }
-    res.redirect(303, `/dashboard/o/${orgOf(res).id}/deliveries/${id.toLowerCase()}`);
+    return seeOther(req, res, `/dashboard/o/${orgOf(res).id}/deliveries/${id.toLowerCase()}`);
   });
 }

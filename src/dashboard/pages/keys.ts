@@ -14,7 +14,7 @@ import { createApiKey, listKeys, revokeKey, type ApiKeyRecord } from '../../acco
 import { ALL_SCOPES, ACCOUNT_SCOPES, BUNDLES, bundleScopes, isBundle, parseScopes } from '../../accounts/scopes.ts';
 import { PLAN_LIMITS, type Plan } from '../../api/plans.ts';
 import type { Runtime } from '../../runtime.ts';
-import { audit, field, fieldList, formErrors, flash, notFoundPage, orgOf, ownedBy, render, requireRole, withOrg } from '../context.ts';
+import { audit, field, fieldList, formErrors, flash, notFoundPage, orgOf, ownedBy, render, requireRole, withOrg, seeOther } from '../context.ts';
 
 const PER_PAGE = 50;
 const ORG_SCOPES = ALL_SCOPES.filter((s) => !ACCOUNT_SCOPES.includes(s));
@@ -113,6 +113,6 @@ export function keyPages(router: Router, rt: Runtime): void {
     const key = await revokeKey(rt.database.db, String(req.params.id));
     await audit(rt, res, 'api_key.revoked', key.id);
     flash(req, 'ok', 'keys.revoked_done');
-    res.redirect(303, `/dashboard/o/${orgOf(res).id}/keys`);
+    return seeOther(req, res, `/dashboard/o/${orgOf(res).id}/keys`);
   });
 }

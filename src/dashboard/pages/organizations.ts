@@ -10,7 +10,7 @@ import { PLAN_LIMITS } from '../../api/plans.ts';
 import { archiveOrganization, provisionOrganization, restoreOrganization, type OrganizationResult, type OrganizationWrite } from '../../commands/organization/handler.ts';
 import { findOrganization, listOrganizations } from '../../queries/organizations.ts';
 import type { Runtime } from '../../runtime.ts';
-import { field, flash, formErrors, metadataOf, notFoundPage, render, requireRole, userOf } from '../context.ts';
+import { field, flash, formErrors, metadataOf, notFoundPage, render, requireRole, userOf, seeOther } from '../context.ts';
 
 const PROFILE_FIELDS = ['legal_name', 'ice', 'rc', 'if_number', 'email', 'phone', 'address_street', 'address_city', 'address_postal_code'] as const;
 
@@ -57,7 +57,7 @@ export function organizationPages(router: Router, rt: Runtime): void {
       return page(rt, req, res, { values, errors }, 400);
     }
     flash(req, 'ok', 'orgs.created', { name: values.legal_name });
-    res.redirect(303, '/dashboard/organizations');
+    return seeOther(req, res, '/dashboard/organizations');
   });
 
   const stateChange = (action: (w: OrganizationWrite, id: string) => Promise<OrganizationResult>, done: string) => async (req: Request, res: Response) => {
@@ -72,7 +72,7 @@ export function organizationPages(router: Router, rt: Runtime): void {
       return page(rt, req, res, { errors }, 409);
     }
     flash(req, 'ok', done);
-    res.redirect(303, '/dashboard/organizations');
+    return seeOther(req, res, '/dashboard/organizations');
   };
   router.post('/organizations/:id/archive', requireRole(rt, 'owner'), stateChange(archiveOrganization, 'orgs.archived_done'));
   router.post('/organizations/:id/restore', requireRole(rt, 'owner'), stateChange(restoreOrganization, 'orgs.restored_done'));

@@ -4,7 +4,7 @@
  */
 import type { Request, Response, Router } from 'express';
 import type { Runtime } from '../../runtime.ts';
-import { audit, field, flash, formErrors, notFoundPage, render, requireRole, userOf } from '../context.ts';
+import { audit, field, flash, formErrors, notFoundPage, render, requireRole, userOf, seeOther } from '../context.ts';
 import { createUser, disableUser, getUser, listUsers, ROLES } from '../users.ts';
 
 async function page(rt: Runtime, req: Request, res: Response, extra: Record<string, unknown> = {}, status = 200) {
@@ -29,7 +29,7 @@ export function userPages(router: Router, rt: Runtime): void {
     }
     await audit(rt, res, 'user.created', user.id);
     flash(req, 'ok', 'users.created', { email: user.email });
-    res.redirect(303, '/dashboard/users');
+    return seeOther(req, res, '/dashboard/users');
   });
 
   router.post('/users/:id/disable', owner, async (req, res) => {
@@ -38,6 +38,6 @@ export function userPages(router: Router, rt: Runtime): void {
     await disableUser(rt.database.db, target.id);
     await audit(rt, res, 'user.disabled', target.id);
     flash(req, 'ok', 'users.disabled_done');
-    res.redirect(303, '/dashboard/users');
+    return seeOther(req, res, '/dashboard/users');
   });
 }

@@ -15,7 +15,7 @@ import { addEndpoint, deleteEndpoint, listEndpoints, rotateSecret, updateEndpoin
 import { webhookAllowInsecure } from '../../workers/webhooks/index.ts';
 import { createAgents } from '../../workers/webhooks/post.ts';
 import { SecretCache } from '../../workers/webhooks/secrets.ts';
-import { audit, field, fieldList, flash, formErrors, notFoundPage, orgOf, ownedBy, render, requireRole, withOrg } from '../context.ts';
+import { audit, field, fieldList, flash, formErrors, notFoundPage, orgOf, ownedBy, render, requireRole, withOrg, seeOther } from '../context.ts';
 
 const EVENTS = PUBLIC_EVENT_NAME_LIST as readonly string[];
 
@@ -95,7 +95,7 @@ export function webhookPages(router: Router, rt: Runtime): void {
     }
     await audit(rt, res, `webhook_endpoint.${action === 'enable' || action === 'disable' ? `${action}d` : 'updated'}`, endpoint.id);
     flash(req, 'ok', 'webhooks.saved');
-    res.redirect(303, `/dashboard/o/${orgOf(res).id}/webhooks/${endpoint.id}`);
+    return seeOther(req, res, `/dashboard/o/${orgOf(res).id}/webhooks/${endpoint.id}`);
   });
 
   router.post('/o/:org/webhooks/:id/rotate', org, admin, async (req, res) => {
@@ -117,7 +117,7 @@ export function webhookPages(router: Router, rt: Runtime): void {
     await deleteEndpoint(rt.database.db, endpoint.id);
     await audit(rt, res, 'webhook_endpoint.deleted', endpoint.id);
     flash(req, 'ok', 'webhooks.deleted_done');
-    res.redirect(303, `/dashboard/o/${orgOf(res).id}/webhooks`);
+    return seeOther(req, res, `/dashboard/o/${orgOf(res).id}/webhooks`);
   });
 
   router.post('/o/:org/webhooks/:id/test', org, admin, async (req, res) => {
@@ -133,6 +133,6 @@ export function webhookPages(router: Router, rt: Runtime): void {
       if (!errors) throw err;
       return editPage(rt, req, res, endpoint, { errors }, 400);
     }
-    res.redirect(303, `/dashboard/o/${orgOf(res).id}/deliveries?endpoint=${endpoint.id}`);
+    return seeOther(req, res, `/dashboard/o/${orgOf(res).id}/deliveries?endpoint=${endpoint.id}`);
   });
 }
