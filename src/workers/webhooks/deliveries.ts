@@ -15,6 +15,8 @@ import { checkId } from './endpoints.ts';
 import { DELIVERIES_CHANNEL, recordAttempts, type AttemptRecord, type ClaimedDelivery } from './outbox.ts';
 import { sampleEvent } from './sample.ts';
 import { deliveryBody, type Convention } from './signing.ts';
+import { isoOrNull as iso } from '../../shared/time.ts';
+import type { Database } from '../../db/schema.ts';
 
 export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
 
@@ -34,8 +36,6 @@ export interface DeliveryView {
   last_error: string | null;
 }
 
-const iso = (v: Date | null) => (v === null ? null : new Date(v).toISOString());
-
 function view(r: any): DeliveryView {
   return {
     ...r,
@@ -54,7 +54,7 @@ const SELECT = sql`
   from webhook_deliveries d
   left join lateral (select status_code, error from webhook_attempts where delivery_id = d.id order by id desc limit 1) a on true`;
 
-export async function listDeliveries(db: Kysely<any>, organizationId: string, status?: string, limit = 100): Promise<DeliveryView[]> {
+export async function listDeliveries(db: Kysely<Database>, organizationId: string, status?: string, limit = 100): Promise<DeliveryView[]> {
   if (status !== undefined && !(DELIVERY_STATUSES as readonly string[]).includes(status)) {
     throw new DomainError('VALIDATION_ERROR', `status "${status}" is not one of ${DELIVERY_STATUSES.join(', ')}`);
   }
@@ -65,13 +65,13 @@ export async function listDeliveries(db: Kysely<any>, organizationId: string, st
   return rows.map(view);
 }
 
-export async function getDelivery(db: Kysely<any>, id: string): Promise<DeliveryView> {
+export async function getDelivery(db: Kysely<Database>, id: string): Promise<DeliveryView> {
   const { rows } = await sql`${SELECT} where d.id = ${checkId(id, 'delivery')}`.execute(db);
   if (rows.length === 0) throw new DomainError('NOT_FOUND', `delivery ${id} not found`);
   return view(rows[0]);
 }
 
-export async function replayDelivery(db: Kysely<any>, id: string): Promise<DeliveryView> {
+export async function replayDelivery(db: Kysely<Database>, id: string): Promise<DeliveryView> {
   const deliveryId = checkId(id, 'delivery');
   const replayed = await db.transaction().execute(async (trx) => {
     const { rows } = await sql`
@@ -90,7 +90,7 @@ export async function replayDelivery(db: Kysely<any>, id: string): Promise<Deliv
 
 /** Sends a sample event of `eventName` to one endpoint now; returns the delivery and its attempt. */
 export async function sendTestEvent(
-  db: Kysely<any>,
+  db: Kysely<Database>,
   endpointId: string,
   eventName: string,
   deps: AttemptDeps,
