@@ -23,7 +23,7 @@ const PURGE_EVERY = 1000; // idempotent requests between two purges of expired k
 
 export function mountRoutes(router: Router, rt: Runtime, specs: readonly RouteSpec[]): void {
   let idempotentRequests = 0;
-  const unauthenticated = new UnauthenticatedLimiter(rt.config.unauthenticatedPerMinute);
+  const unauthenticated = new UnauthenticatedLimiter(rt.config?.unauthenticatedPerMinute ?? 60);
   for (const spec of specs) {
     const validate = compileValidator(spec); // at start-up: a bad schema fails early
     router[spec.method](spec.path, async (req: Request, res: Response, next: NextFunction) => {

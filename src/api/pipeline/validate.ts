@@ -117,7 +117,7 @@ function nonDecimal(query: Record<string, unknown>, numeric: Map<string, RegExp>
     if (raw === undefined) continue;
     const values = Array.isArray(raw) ? raw : [raw];
     if (values.some((v) => typeof v !== 'string' || !form.test(v))) {
-      errors.push({ field: name, message: form === DECIMAL.integer ? 'must be an integer written in decimal digits' : 'must be a number written in decimal digits' });
+      errors.push({ field: name, message: form === DECIMAL.integer ? 'must be an integer' : 'must be a number' });
     }
   }
   return errors;
