@@ -170,6 +170,31 @@ describe('dashboard: every page (browser, axe-core)', function () {
     await context.close();
   });
 
+  it('downloads the PDF and UBL XML of an issued invoice from its page', async () => {
+    const issuer = await newAccount(server, 'professional', { ice: '001525417000071' });
+    const { secret } = await insertKey(server.database.db, { accountId: issuer.accountId, organizationId: issuer.organizationId, scopes: bundleScopes('full_access') });
+    const customer = await call(`${server.url}/customers`, secret, { method: 'POST', body: { name: 'Client Marrakech', type: 'b2c' } });
+    const invoice = await call(`${server.url}/invoices`, secret, { method: 'POST', body: { customer_id: customer.body.data.id, issue_date: '2026-11-02', items: [{ description: 'Audit', quantity: 1, unit_price: 5000 }] } });
+    const finalized = await call(`${server.url}/invoices/${invoice.body.data.id}/finalize`, secret, { method: 'POST' });
+    expect(finalized.status).to.equal(200);
+    const number = finalized.body.data.invoice_number;
+    const { context, page } = await signedIn(browser, server.root, issuer.users.viewer);
+    await page.goto(`${server.root}/dashboard/o/${issuer.organizationId}/invoices/${invoice.body.data.id}`);
+    const pdfHref = await page.locator('a[href$="/pdf?locale=fr"]').getAttribute('href');
+    const pdf = await page.request.get(`${server.root}${pdfHref}`);
+    expect(pdf.status()).to.equal(200);
+    expect(pdf.headers()['content-type']).to.equal('application/pdf');
+    expect(pdf.headers()['content-disposition']).to.include(`${number}.pdf`);
+    expect((await pdf.body()).subarray(0, 5).toString()).to.equal('%PDF-');
+    const xml = await page.request.get(`${server.root}${await page.locator('a[href$="/xml"]').getAttribute('href')}`);
+    expect(xml.status()).to.equal(200);
+    expect(await xml.text()).to.include(`<cbc:ID>${number}</cbc:ID>`);
+    // A draft has no document; another account's invoice is not found.
+    const draft = await page.request.get(`${server.root}/dashboard/o/${acct.organizationId}/invoices/${invoiceId}/pdf`);
+    expect(draft.status()).to.equal(404);
+    await context.close();
+  });
+
   it('provisions, archives and restores organizations with the same rules as the API', async () => {
     const { context, page } = await signedIn(browser, server.root, acct.users.owner);
     await page.goto(`${server.root}/dashboard/organizations`);
