@@ -11,6 +11,7 @@ const benches: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   webhooks: () => import('./webhooks.ts'),
   documents: () => import('./documents.ts'),
   audit: () => import('./audit.ts'),
+  dashboard: () => import('./dashboard.ts'),
 };
 const diagnostics: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   statements: () => import('./statements.ts'),
