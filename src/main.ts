@@ -11,6 +11,7 @@ import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { customerRoutes } from './api/customers.ts';
+import { documentRoutes } from './api/documents.ts';
 import { invoiceRoutes } from './api/invoices.ts';
 import { organizationRoutes } from './api/organization.ts';
 import { organizationsRoutes } from './api/organizations.ts';
@@ -22,6 +23,7 @@ import { customersProjector } from './projections/customers.ts';
 import { invoiceNumbersProjector } from './projections/invoice-numbers.ts';
 import { invoicesProjector } from './projections/invoices.ts';
 import { organizationsProjector } from './projections/organizations.ts';
+import { stopWithParent, surviveConnectionErrors } from './process-guards.ts';
 import { startServer, type ProcessParts } from './server.ts';
 import { createLogger } from './shared/logger.ts';
 import { auditDigestWorker } from './workers/audit-digest.ts';
@@ -34,6 +36,7 @@ export const processParts: ProcessParts = {
   routes: [
     ...customerRoutes,
     ...invoiceRoutes,
+    ...documentRoutes,
     ...organizationRoutes,
     ...organizationsRoutes,
   ],
@@ -77,6 +80,7 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const logger = createLogger(config.logLevel);
+  surviveConnectionErrors(logger);
   let server;
   try {
     server = await startServer(config, logger, roles, processParts);
@@ -90,6 +94,8 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   logger.info({ roles, url: server.url, event_store: server.runtime.store.kind, mode: config.serviceMode }, 'started');
+  const embedded = server.runtime.database.embedded;
+  if (embedded) console.log(embedded.describe());
   if (server.url) console.log(`Invoicing API listening on ${server.url}`);
 
   let signals = 0;
@@ -109,6 +115,7 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+  stopWithParent(() => shutdown('parent exited'));
 }
 
 /** Run only as the entry point: the CLI and the tests import processParts without starting a server. */

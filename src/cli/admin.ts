@@ -13,9 +13,10 @@ import { register as key } from './key.ts';
 import { register as org } from './org.ts';
 import { register as projections } from './projections.ts';
 import { BadInputError, createSession, UsageError, type CommandGroup } from './shared.ts';
+import { register as user } from './user.ts';
 import { register as webhook } from './webhook.ts';
 
-const GROUPS: CommandGroup[] = [account, org, key, projections, webhook, audit];
+const GROUPS: CommandGroup[] = [account, org, key, projections, webhook, audit, user];
 
 function oneLine(err: unknown): string {
   if (err instanceof UsageError || err instanceof ConfigError || err instanceof DomainError) return err.message;
