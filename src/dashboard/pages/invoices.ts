@@ -104,7 +104,7 @@ export function invoicePages(router: Router, rt: Runtime): void {
     const id = String(req.params.id);
     const kind = String(req.params.kind);
     const locale = typeof req.query.locale === 'string' ? req.query.locale : 'fr';
-    if ((kind !== 'pdf' && kind !== 'xml') || !UUID.test(id) || !(DOCUMENT_LOCALES as readonly string[]).includes(locale)) return notFoundPage(rt)(req, res, next);
+    if ((kind !== 'pdf' && kind !== 'xml') || !isUuid(id) || !(DOCUMENT_LOCALES as readonly string[]).includes(locale)) return notFoundPage(rt)(req, res, next);
     let file: { filename: string; body: Buffer | string };
     try {
       const documents = documentsFor(rt);
