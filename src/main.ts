@@ -11,19 +11,23 @@ import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { customerRoutes } from './api/customers.ts';
+import { documentRoutes } from './api/documents.ts';
 import { invoiceRoutes } from './api/invoices.ts';
 import { organizationRoutes } from './api/organization.ts';
 import { organizationsRoutes } from './api/organizations.ts';
 import { customerHolderChecks } from './commands/customer/holders.ts';
 import { organizationHolderChecks } from './commands/organization/holders.ts';
 import { ALL_ROLES, ConfigError, loadConfig, type Role } from './config.ts';
+import { dashboardRouter } from './dashboard/router.ts';
 import { demoStartupHook } from './demo/bootstrap.ts';
 import { customersProjector } from './projections/customers.ts';
 import { invoiceNumbersProjector } from './projections/invoice-numbers.ts';
 import { invoicesProjector } from './projections/invoices.ts';
 import { organizationsProjector } from './projections/organizations.ts';
+import { stopWithParent, surviveConnectionErrors } from './process-guards.ts';
 import { startServer, type ProcessParts } from './server.ts';
 import { createLogger } from './shared/logger.ts';
+import { auditDigestWorker } from './workers/audit-digest.ts';
 import { finalizationRecoveryWorker } from './workers/finalization-recovery.ts';
 import { reservationRecoveryWorker } from './workers/reservation-recovery.ts';
 import { webhookSenderWorker, webhookSubscriberWorker } from './workers/webhooks/index.ts';
@@ -33,9 +37,12 @@ export const processParts: ProcessParts = {
   routes: [
     ...customerRoutes,
     ...invoiceRoutes,
+    ...documentRoutes,
     ...organizationRoutes,
     ...organizationsRoutes,
   ],
+  // Role api: web apps beside the API.
+  mounts: [{ path: '/dashboard', router: dashboardRouter }],
   // Role projector: one projector per read model (src/projections/).
   projectors: [
     customersProjector,
@@ -49,6 +56,7 @@ export const processParts: ProcessParts = {
     finalizationRecoveryWorker,
     webhookSubscriberWorker,
     webhookSenderWorker,
+    auditDigestWorker,
   ],
   // Run once the database is open, before the roles start.
   hooks: [demoStartupHook],
@@ -75,6 +83,7 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const logger = createLogger(config.logLevel);
+  surviveConnectionErrors(logger);
   let server;
   try {
     server = await startServer(config, logger, roles, processParts);
@@ -88,6 +97,8 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   logger.info({ roles, url: server.url, event_store: server.runtime.store.kind, mode: config.serviceMode }, 'started');
+  const embedded = server.runtime.database.embedded;
+  if (embedded) console.log(embedded.describe());
   if (server.url) console.log(`Invoicing API listening on ${server.url}`);
 
   let signals = 0;
@@ -107,6 +118,7 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+  stopWithParent(() => shutdown('parent exited'));
 }
 
 /** Run only as the entry point: the CLI and the tests import processParts without starting a server. */

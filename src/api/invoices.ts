@@ -4,11 +4,10 @@
  * answer through answerAfterWrite (src/api/answer.ts), like a GET. The history
  * (/events) is read from the event store itself. PDF and XML: not yet.
  */
-import type { RecordedEvent } from '../eventstore/types.ts';
-import { publicEventName } from '../commands/public-event-names.ts';
 import { finalizeInvoice } from '../commands/invoice/handler-finalize.ts';
 import { createInvoice, loadInvoice, payInvoice, sendInvoice, updateInvoice, voidInvoice, type InvoiceResult, type InvoiceWrite } from '../commands/invoice/handlers.ts';
 import { readModelFacts } from '../queries/invoice-facts.ts';
+import { invoiceHistory } from '../queries/invoice-history.ts';
 import { viewOfSnapshot } from '../queries/invoice-rows.ts';
 import { getInvoice, listInvoices, type InvoiceListQuery } from '../queries/invoices.ts';
 import { notFound } from '../shared/errors.ts';
@@ -52,24 +51,6 @@ const writtenInvoice: WrittenResource<InvoiceResult> = {
 };
 
 const answer = (ctx: RequestContext, result: InvoiceResult, status = 200) => answerAfterWrite(ctx, writtenInvoice, result, status);
-
-/**
- * GET /invoices/{id}/events. Every event of the stream is shown, the
- * internal finalization lock included: versions are stream revisions, so a
- * hidden event would leave a hole a client would take for lost history.
- * Types use the webhook names; the lock is `invoice.finalization_started`
- * (never sent as a webhook). `data` is the event's data as stored.
- */
-function invoiceHistory(recorded: RecordedEvent[]) {
-  return recorded.map((r) => ({
-    id: r.id,
-    type: publicEventName(r.type) ?? (r.type === 'InvoiceFinalizationStarted' ? 'invoice.finalization_started' : r.type),
-    revision: r.revision,
-    occurred_at: r.metadata.occurred_at,
-    actor: r.metadata.actor,
-    data: r.data,
-  }));
-}
 
 const invoiceView = { ...schemas.invoiceSchema, properties: { ...(schemas.invoiceSchema.properties as object), customer: { type: ['object', 'null'] } } };
 const base = { tag: 'Invoices', audience: 'organization' as const, response: invoiceView };

@@ -8,9 +8,17 @@
  */
 import type { AccountsTables } from './tables/accounts.ts';
 import type { CustomersTables } from './tables/customers.ts';
+import type { DashboardTables } from './tables/dashboard.ts';
 import type { InvoicesTables } from './tables/invoices.ts';
 import type { OrganizationsTables } from './tables/organizations.ts';
 import type { ProjectionsTables } from './tables/projections.ts';
 import type { WebhooksTables } from './tables/webhooks.ts';
 
-export interface Database extends AccountsTables, CustomersTables, InvoicesTables, OrganizationsTables, ProjectionsTables, WebhooksTables {}
+export interface Database
+  extends AccountsTables,
+    CustomersTables,
+    DashboardTables,
+    InvoicesTables,
+    OrganizationsTables,
+    ProjectionsTables,
+    WebhooksTables {}

@@ -24,8 +24,8 @@ async function applyInShadow(trx: Transaction<Database>, schema: string, project
   await sql`select set_config('search_path', 'public', true)`.execute(trx);
 }
 
-/** Replays (after, until] into the shadow schema; returns the last position read. */
-async function replay(
+/** Replays (after, until] into the shadow schema; returns the last position read. Also used by projections verify. */
+export async function replay(
   db: Kysely<Database> | Transaction<Database>,
   store: EventStore,
   schema: string,
