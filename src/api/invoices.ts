@@ -12,21 +12,14 @@ import { viewOfSnapshot } from '../queries/invoice-rows.ts';
 import { getInvoice, listInvoices, type InvoiceListQuery } from '../queries/invoices.ts';
 import { notFound } from '../shared/errors.ts';
 import { answerAfterWrite, type WrittenResource } from './answer.ts';
+import { commandInput } from './command-input.ts';
 import type { RequestContext, RouteSpec } from './route.ts';
 import * as schemas from './schemas/invoices.ts';
 
 const organizationOf = (ctx: RequestContext) => ctx.organizationId!; // organization routes always have one
 
 function write(ctx: RequestContext): InvoiceWrite {
-  return {
-    store: ctx.rt.store,
-    organizationId: organizationOf(ctx),
-    metadata: ctx.metadata(),
-    ifMatch: ctx.ifMatch,
-    facts: readModelFacts(ctx.rt.database.db),
-    // Under an Idempotency-Key, every attempt's action event gets the same id (see InvoiceWrite).
-    commandId: ctx.idempotencySeed ? ctx.newId('command') : undefined,
-  };
+  return { ...commandInput(ctx), organizationId: organizationOf(ctx), facts: readModelFacts(ctx.rt.database.db) };
 }
 
 /**
