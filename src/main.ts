@@ -18,6 +18,7 @@ import { organizationsRoutes } from './api/organizations.ts';
 import { customerHolderChecks } from './commands/customer/holders.ts';
 import { organizationHolderChecks } from './commands/organization/holders.ts';
 import { ALL_ROLES, ConfigError, loadConfig, type Role } from './config.ts';
+import { dashboardRouter } from './dashboard/router.ts';
 import { demoStartupHook } from './demo/bootstrap.ts';
 import { customersProjector } from './projections/customers.ts';
 import { invoiceNumbersProjector } from './projections/invoice-numbers.ts';
@@ -40,6 +41,8 @@ export const processParts: ProcessParts = {
     ...organizationRoutes,
     ...organizationsRoutes,
   ],
+  // Role api: web apps beside the API.
+  mounts: [{ path: '/dashboard', router: dashboardRouter }],
   // Role projector: one projector per read model (src/projections/).
   projectors: [
     customersProjector,

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { createApp } from './api/app.ts';
+import { createApp, type Mount } from './api/app.ts';
 import type { RouteSpec } from './api/route.ts';
 import type { Config, Role } from './config.ts';
 import type { Projector } from './projections/projector.ts';
@@ -31,6 +31,8 @@ export type StartupHook = (rt: Runtime, roles: Role[]) => Promise<void>;
 export interface ProcessParts {
   /** Every route of /api/v1 (role api). */
   routes: readonly RouteSpec[];
+  /** Web apps served beside the API (role api), e.g. the dashboard. */
+  mounts: readonly Mount[];
   /** Every read-model projector (role projector; writes wait for them). */
   projectors: readonly Projector[];
   /** Background workers, each started by its role. */
@@ -39,8 +41,8 @@ export interface ProcessParts {
   hooks: readonly StartupHook[];
 }
 
-function listen(config: Config, rt: Runtime, routes: readonly RouteSpec[]): Promise<http.Server> {
-  const app = createApp(rt, routes);
+function listen(config: Config, rt: Runtime, parts: ProcessParts): Promise<http.Server> {
+  const app = createApp(rt, parts.routes, parts.mounts);
   const server = config.tlsCertFile
     ? https.createServer({ cert: readFileSync(config.tlsCertFile), key: readFileSync(config.tlsKeyFile!) }, app)
     : http.createServer(app);
@@ -61,7 +63,7 @@ function closeServer(server: http.Server): Promise<void> {
 }
 
 export async function startServer(config: Config, logger: Logger, roles: Role[], parts: ProcessParts): Promise<RunningServer> {
-  const { projectors, workers, hooks, routes } = parts;
+  const { projectors, workers, hooks } = parts;
   const rt = await openRuntime(config, logger, { projectors, poolSize: 30, applicationName: `invoicing:${roles.join('+')}` });
   for (const hook of hooks) await hook(rt, roles);
 
@@ -77,7 +79,7 @@ export async function startServer(config: Config, logger: Logger, roles: Role[],
   let server: http.Server | null = null;
   let url: string | null = null;
   if (roles.includes('api')) {
-    server = await listen(config, rt, routes);
+    server = await listen(config, rt, parts);
     const { port } = server.address() as AddressInfo;
     url = `${config.tlsCertFile ? 'https' : 'http'}://localhost:${port}/api/v1`;
   }

@@ -1,11 +1,11 @@
 /**
  * The express application: request id and access log, raw body capture,
- * health endpoints at the root, the versioned API under /api/v1, and the
- * single error renderer.
+ * health endpoints at the root, the web apps the composition root mounts
+ * (e.g. /dashboard, with their own body parsing), the versioned API under
+ * /api/v1, and the single error renderer.
  */
 import { randomUUID } from 'node:crypto';
-import express, { type Express } from 'express';
-import { dashboardRouter } from '../dashboard/router.ts';
+import express, { type Express, type Router } from 'express';
 import type { Runtime } from '../runtime.ts';
 import { DomainError } from '../shared/errors.ts';
 import { BODY_LIMIT } from './body.ts';
@@ -15,7 +15,13 @@ import type { RouteSpec } from './route.ts';
 import { strictHost } from './pipeline/host.ts';
 import { apiRouter, rootRoutes } from './routes.ts';
 
-export function createApp(rt: Runtime, routes: readonly RouteSpec[]): Express {
+/** A web app beside the API (its own body parser, sessions, error pages), mounted at `path`. */
+export interface Mount {
+  path: string;
+  router(rt: Runtime): Router;
+}
+
+export function createApp(rt: Runtime, routes: readonly RouteSpec[], mounts: readonly Mount[] = []): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false); // ETags are resource versions, set by the routes
@@ -42,7 +48,7 @@ export function createApp(rt: Runtime, routes: readonly RouteSpec[]): Express {
   });
 
   app.use(healthRouter(rt));
-  app.use('/dashboard', dashboardRouter(rt)); // its own body parser (forms), sessions and error pages
+  for (const m of mounts) app.use(m.path, m.router(rt));
   app.use(express.raw({ type: () => true, limit: BODY_LIMIT }));
   rootRoutes(app, routes);
   app.use('/api/v1', apiRouter(rt, routes));

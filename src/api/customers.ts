@@ -7,6 +7,7 @@ import { archiveCustomer, createCustomer, updateCustomer, type CustomerResult, t
 import { getCustomer, listCustomers, type CustomerListQuery } from '../queries/customers.ts';
 import { notFound } from '../shared/errors.ts';
 import { answerAfterWrite, type WrittenResource } from './answer.ts';
+import { commandInput } from './command-input.ts';
 import type { RequestContext, RouteSpec } from './route.ts';
 import { createCustomerBody, customerSchema, listCustomersQuery, updateCustomerBody } from './schemas/customers.ts';
 
@@ -16,13 +17,7 @@ function organizationOf(ctx: RequestContext): string {
 }
 
 function write(ctx: RequestContext): CustomerWrite {
-  return {
-    store: ctx.rt.store,
-    organizationId: organizationOf(ctx),
-    metadata: ctx.metadata(),
-    ifMatch: ctx.ifMatch,
-    commandId: ctx.idempotencySeed ? ctx.newId('command') : undefined,
-  };
+  return { ...commandInput(ctx), organizationId: organizationOf(ctx) };
 }
 
 /** How a customer write answers (src/api/answer.ts): customer reads come from the customers projector. */

@@ -1,6 +1,6 @@
 /**
  * GET /invoices/{id}/pdf and GET /invoices/{id}/xml (reference: Invoices;
- * CONTRACT sections 4 and 6): raw bodies with their media types and
+ * docs/api-decisions.md "Invoice lifecycle", "Status codes"): raw bodies with their media types and
  * Content-Disposition, for finalized, sent, paid and void invoices;
  * PDF_NOT_AVAILABLE / XML_NOT_AVAILABLE for a draft; another
  * organization's invoice is a 404. docs/documents.md.

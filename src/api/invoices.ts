@@ -4,29 +4,22 @@
  * answer through answerAfterWrite (src/api/answer.ts), like a GET. The history
  * (/events) is read from the event store itself. PDF and XML: not yet.
  */
-import { invoiceHistory } from '../queries/invoice-history.ts';
 import { finalizeInvoice } from '../commands/invoice/handler-finalize.ts';
 import { createInvoice, loadInvoice, payInvoice, sendInvoice, updateInvoice, voidInvoice, type InvoiceResult, type InvoiceWrite } from '../commands/invoice/handlers.ts';
 import { readModelFacts } from '../queries/invoice-facts.ts';
+import { invoiceHistory } from '../queries/invoice-history.ts';
 import { viewOfSnapshot } from '../queries/invoice-rows.ts';
 import { getInvoice, listInvoices, type InvoiceListQuery } from '../queries/invoices.ts';
 import { notFound } from '../shared/errors.ts';
 import { answerAfterWrite, type WrittenResource } from './answer.ts';
+import { commandInput } from './command-input.ts';
 import type { RequestContext, RouteSpec } from './route.ts';
 import * as schemas from './schemas/invoices.ts';
 
 const organizationOf = (ctx: RequestContext) => ctx.organizationId!; // organization routes always have one
 
 function write(ctx: RequestContext): InvoiceWrite {
-  return {
-    store: ctx.rt.store,
-    organizationId: organizationOf(ctx),
-    metadata: ctx.metadata(),
-    ifMatch: ctx.ifMatch,
-    facts: readModelFacts(ctx.rt.database.db),
-    // Under an Idempotency-Key, every attempt's action event gets the same id (see InvoiceWrite).
-    commandId: ctx.idempotencySeed ? ctx.newId('command') : undefined,
-  };
+  return { ...commandInput(ctx), organizationId: organizationOf(ctx), facts: readModelFacts(ctx.rt.database.db) };
 }
 
 /**
@@ -52,13 +45,6 @@ const writtenInvoice: WrittenResource<InvoiceResult> = {
 
 const answer = (ctx: RequestContext, result: InvoiceResult, status = 200) => answerAfterWrite(ctx, writtenInvoice, result, status);
 
-/**
- * GET /invoices/{id}/events. Every event of the stream is shown, the
- * internal finalization lock included: versions are stream revisions, so a
- * hidden event would leave a hole a client would take for lost history.
- * Types use the webhook names; the lock is `invoice.finalization_started`
- * (never sent as a webhook). `data` is the event's data as stored.
- */
 const invoiceView = { ...schemas.invoiceSchema, properties: { ...(schemas.invoiceSchema.properties as object), customer: { type: ['object', 'null'] } } };
 const base = { tag: 'Invoices', audience: 'organization' as const, response: invoiceView };
 const action = (path: string, summary: string, scope: RouteSpec['scope'], errors: RouteSpec['errors']) =>

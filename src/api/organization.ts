@@ -7,6 +7,7 @@
 import { updateOrganizationProfile } from '../commands/organization/handler.ts';
 import type { OrganizationPatch } from '../commands/organization/commands.ts';
 import { getOrganization } from '../queries/organizations.ts';
+import { commandInput } from './command-input.ts';
 import { organizationReply, replyAfterWrite } from './organization-reply.ts';
 import type { RouteSpec } from './route.ts';
 import { organizationPatchBody, organizationResponse } from './schemas/organizations.ts';
@@ -35,8 +36,7 @@ export const organizationRoutes: RouteSpec[] = [
     response: organizationResponse,
     errors: ['VALIDATION_ERROR', 'VERSION_CONFLICT'],
     async handler(ctx, input: { body: OrganizationPatch | undefined }) {
-      const write = { store: ctx.rt.store, metadata: ctx.metadata(), ifMatch: ctx.ifMatch, commandId: ctx.idempotencySeed ? ctx.newId('command') : undefined };
-      const result = await updateOrganizationProfile(write, ctx.organizationId!, input.body ?? {});
+      const result = await updateOrganizationProfile(commandInput(ctx), ctx.organizationId!, input.body ?? {});
       return replyAfterWrite(ctx, result);
     },
   },

@@ -16,6 +16,7 @@ import {
 import { findOrganization, getOrganization, listOrganizations } from '../queries/organizations.ts';
 import { notFound } from '../shared/errors.ts';
 import { PLAN_LIMITS } from '../accounts/plans.ts';
+import { commandInput } from './command-input.ts';
 import { organizationReply, replyAfterWrite } from './organization-reply.ts';
 import type { RequestContext, RouteSpec } from './route.ts';
 import { organizationCreateBody, organizationListQuery, organizationResponse } from './schemas/organizations.ts';
@@ -34,9 +35,7 @@ interface ListQuery {
   include_archived: boolean;
 }
 
-function writeOf(ctx: RequestContext): OrganizationWrite {
-  return { store: ctx.rt.store, metadata: ctx.metadata(), ifMatch: ctx.ifMatch, commandId: ctx.idempotencySeed ? ctx.newId('command') : undefined };
-}
+const writeOf = (ctx: RequestContext): OrganizationWrite => commandInput(ctx);
 
 /** Runs an action on an organization of the key's account; any other id is 404. */
 async function onOwned(ctx: RequestContext, id: string, action: (w: OrganizationWrite, id: string) => Promise<OrganizationResult>) {

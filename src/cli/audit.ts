@@ -12,6 +12,7 @@ import { invoiceHistory } from '../audit/invoice-history.ts';
 import { verifyLog, type Break, type VerifyReport } from '../audit/verify.ts';
 import { Progress } from './progress.ts';
 import { BadInputError, badInputExitsWith2, print, table, withJson, type Open, type OutputOptions } from './shared.ts';
+import type { Database } from '../db/schema.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -25,14 +26,14 @@ export function parseUuid(value: string | undefined, what: string): string {
 }
 
 /** The organization, which must exist (in the organizations read model). */
-export async function existingOrganization(db: Kysely<any>, value: string | undefined): Promise<string> {
+export async function existingOrganization(db: Kysely<Database>, value: string | undefined): Promise<string> {
   const id = parseUuid(value, '--org');
   const row = await db.selectFrom('organizations').select('id').where('id', '=', id).executeTakeFirst();
   if (!row) throw new BadInputError(`no organization ${id}`);
   return id;
 }
 
-export async function allOrganizations(db: Kysely<any>): Promise<string[]> {
+export async function allOrganizations(db: Kysely<Database>): Promise<string[]> {
   const rows = await db.selectFrom('organizations').select('id').orderBy('id').execute();
   return rows.map((r) => r.id as string);
 }
@@ -163,7 +164,7 @@ export function register(program: Command, open: Open): void {
 }
 
 /** PostgreSQL's estimate of the log's size (for the progress bar only). */
-async function estimatedEvents(db: Kysely<any>): Promise<number | null> {
+async function estimatedEvents(db: Kysely<Database>): Promise<number | null> {
   const { rows } = await sql<{ n: number }>`select reltuples::bigint::int8 as n from pg_class where relname = 'es_events'`.execute(db);
   const n = Number(rows[0]?.n ?? 0);
   return n > 0 ? n : null;

@@ -1,5 +1,5 @@
 /**
- * Dashboard users (CONTRACT section 15): people who sign in to an account's
+ * Dashboard users (docs/api-decisions.md "Dashboard"): people who sign in to an account's
  * dashboard, each with a role. One module for the admin CLI (`user create`,
  * `user list`, `user disable`) and the dashboard's own Users page.
  *
@@ -13,6 +13,7 @@ import type { Kysely } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import { checkUuid } from '../accounts/accounts.ts';
 import { DomainError } from '../shared/errors.ts';
+import type { Database } from '../db/schema.ts';
 
 export const ROLES = ['owner', 'admin', 'viewer'] as const;
 export type Role = (typeof ROLES)[number];
@@ -54,7 +55,7 @@ export function hashPassword(password: string): Promise<string> {
 }
 
 export async function createUser(
-  db: Kysely<any>,
+  db: Kysely<Database>,
   input: { accountId: string; email: string; role: string; password: string },
 ): Promise<DashboardUser> {
   const errors = checkNewUser(input);
@@ -66,7 +67,7 @@ export async function createUser(
   try {
     return (await db
       .insertInto('dashboard_users')
-      .values({ id: uuidv7(), account_id: accountId, email: input.email.trim(), role: input.role, password_hash: passwordHash })
+      .values({ id: uuidv7(), account_id: accountId, email: input.email.trim(), role: input.role as Role, password_hash: passwordHash })
       .returning(COLUMNS)
       .executeTakeFirstOrThrow()) as DashboardUser;
   } catch (err: any) {
@@ -78,7 +79,7 @@ export async function createUser(
   }
 }
 
-export async function listUsers(db: Kysely<any>, accountId: string): Promise<DashboardUser[]> {
+export async function listUsers(db: Kysely<Database>, accountId: string): Promise<DashboardUser[]> {
   return (await db
     .selectFrom('dashboard_users')
     .select(COLUMNS)
@@ -88,7 +89,7 @@ export async function listUsers(db: Kysely<any>, accountId: string): Promise<Das
     .execute()) as DashboardUser[];
 }
 
-export async function getUser(db: Kysely<any>, id: string): Promise<DashboardUser | null> {
+export async function getUser(db: Kysely<Database>, id: string): Promise<DashboardUser | null> {
   const row = await db.selectFrom('dashboard_users').select(COLUMNS).where('id', '=', checkUuid(id, 'user')).executeTakeFirst();
   return (row as DashboardUser | undefined) ?? null;
 }
@@ -98,10 +99,10 @@ export async function getUser(db: Kysely<any>, id: string): Promise<DashboardUse
  * re-reads the user), and they cannot sign in again. Disabling twice keeps
  * the first time.
  */
-export async function disableUser(db: Kysely<any>, id: string): Promise<DashboardUser> {
+export async function disableUser(db: Kysely<Database>, id: string): Promise<DashboardUser> {
   const row = await db
     .updateTable('dashboard_users')
-    .set((eb) => ({ disabled_at: eb.fn.coalesce('disabled_at', eb.fn('now')) }))
+    .set((eb) => ({ disabled_at: eb.fn.coalesce('disabled_at', eb.fn<Date>('now')) }))
     .where('id', '=', checkUuid(id, 'user'))
     .returning(COLUMNS)
     .executeTakeFirst();
@@ -113,7 +114,7 @@ export async function disableUser(db: Kysely<any>, id: string): Promise<Dashboar
 let decoy: Promise<string> | null = null;
 
 /** The active user with this email and password, else null (unknown, disabled or wrong password). */
-export async function authenticate(db: Kysely<any>, email: string, password: string): Promise<DashboardUser | null> {
+export async function authenticate(db: Kysely<Database>, email: string, password: string): Promise<DashboardUser | null> {
   const row = await db
     .selectFrom('dashboard_users')
     .select([...COLUMNS, 'password_hash'])

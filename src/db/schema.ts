@@ -14,4 +14,11 @@ import type { OrganizationsTables } from './tables/organizations.ts';
 import type { ProjectionsTables } from './tables/projections.ts';
 import type { WebhooksTables } from './tables/webhooks.ts';
 
-export interface Database extends AccountsTables, CustomersTables, DashboardTables, InvoicesTables, OrganizationsTables, ProjectionsTables, WebhooksTables {}
+export interface Database
+  extends AccountsTables,
+    CustomersTables,
+    DashboardTables,
+    InvoicesTables,
+    OrganizationsTables,
+    ProjectionsTables,
+    WebhooksTables {}

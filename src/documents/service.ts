@@ -13,6 +13,7 @@ import { invoiceHtml, invoiceView } from './pdf-view.ts';
 import { PdfPrinter, PdfUnavailable, type PrinterStatus } from './printer.ts';
 import { loadDocumentSource, type DocumentSource } from './source.ts';
 import { renderUbl } from './ubl.ts';
+import type { Database } from '../db/schema.ts';
 
 export interface DocumentFile {
   filename: string;
@@ -38,7 +39,7 @@ export class DocumentService {
   readonly printer: PdfPrinter;
   readonly cache: DocumentCache;
 
-  constructor(private readonly deps: { pool: pg.Pool; db: Kysely<any>; store: EventStore }, private readonly options: DocumentServiceOptions) {
+  constructor(private readonly deps: { pool: pg.Pool; db: Kysely<Database>; store: EventStore }, private readonly options: DocumentServiceOptions) {
     this.printer = new PdfPrinter({ chromiumPath: options.chromiumPath, timeoutMs: options.renderTimeoutMs ?? 20_000, newContextPerPrint: options.naive });
     this.cache = new DocumentCache(options.cacheBytes ?? 64 * 1024 * 1024);
   }

@@ -15,6 +15,7 @@ import type { InvoiceView } from '../queries/invoice-rows.ts';
 import type { Kysely } from 'kysely';
 import type pg from 'pg';
 import { findOrganization } from '../queries/organizations.ts';
+import type { Database } from '../db/schema.ts';
 
 export type Seller = OrganizationProfile;
 
@@ -47,7 +48,7 @@ function profileOf(o: Seller): Seller {
  * PDF_NOT_AVAILABLE / XML_NOT_AVAILABLE for them.
  */
 export async function loadDocumentSource(
-  deps: { pool: pg.Pool; db: Kysely<any>; store: EventStore },
+  deps: { pool: pg.Pool; db: Kysely<Database>; store: EventStore },
   organizationId: string,
   invoiceId: string,
 ): Promise<DocumentSource | null> {

@@ -7,6 +7,9 @@
  * Idempotent and order-safe: a row is only replaced by a snapshot of the same
  * or a newer version, so a batch delivered twice, or an old event replayed
  * after a newer one, leaves the row as the newest event made it.
+ *
+ * Tables: customers (migration 0005; types src/db/tables/customers.ts).
+ * Read by src/queries/customers.ts.
  */
 import { sql, type Insertable, type Transaction } from 'kysely';
 import { CUSTOMER_EVENT_TYPES, type Customer } from '../commands/customer/events.ts';

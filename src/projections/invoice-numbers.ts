@@ -9,6 +9,9 @@
  * Rows are keyed by (organization, year, sequence), so a batch applied twice
  * inserts nothing new; the unique invoice_id makes a second number for one
  * invoice stop the projector instead of passing silently.
+ *
+ * Table: invoice_numbers (migration 0006; types src/db/tables/invoices.ts).
+ * No endpoint reads it: it is for analysts and audits.
  */
 import { sql, type Transaction } from 'kysely';
 import type { InvoiceNumberAssigned } from '../commands/invoicenumber/decider.ts';

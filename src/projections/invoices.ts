@@ -10,6 +10,11 @@
  * whatever its size (upsert with counts; then, if lines changed, deletes and
  * inserts; values go in as unnest arrays), so live batches stay cheap and a
  * replay of a busy year stays fast.
+ *
+ * Tables: invoices, invoice_lines, invoice_tax_breakdown,
+ * invoice_status_counts (migrations 0006, 0010, 0013; types
+ * src/db/tables/invoices.ts). Read by src/queries/invoices.ts and
+ * src/queries/invoice-rows.ts.
  */
 import { sql, type Transaction } from 'kysely';
 import type { InvoiceCustomer } from '../commands/invoice/commands.ts';

@@ -3,6 +3,9 @@
  * carries the whole organization, so a row is an upsert of the newest
  * snapshot; the version guard makes a batch applied twice (or out of date)
  * change nothing.
+ *
+ * Table: organizations (migration 0004; types
+ * src/db/tables/organizations.ts). Read by src/queries/organizations.ts.
  */
 import { sql, type Transaction } from 'kysely';
 import type { Organization, OrganizationEvent } from '../commands/organization/events.ts';

@@ -16,6 +16,7 @@ import { sql, type Kysely } from 'kysely';
 import type { EventStore } from '../eventstore/types.ts';
 import type { Projector } from './projector.ts';
 import { replay } from './rebuild.ts';
+import type { Database } from '../db/schema.ts';
 
 /** Differences listed per table (all are counted). */
 const MAX_LISTED = 1000;
@@ -36,7 +37,7 @@ export interface VerifyProjectionResult {
   differences: Difference[];
 }
 
-async function primaryKey(db: Kysely<any>, table: string): Promise<string[]> {
+async function primaryKey(db: Kysely<Database>, table: string): Promise<string[]> {
   const { rows } = await sql<{ column: string }>`
     select a.attname as column
     from pg_index i join pg_attribute a on a.attrelid = i.indrelid and a.attnum = any(i.indkey)
@@ -52,7 +53,7 @@ function differingColumns(live: Record<string, unknown> | null, rebuilt: Record<
   return [...columns].filter((c) => JSON.stringify(live[c]) !== JSON.stringify(rebuilt[c]));
 }
 
-export async function verifyProjection(db: Kysely<any>, store: EventStore, projector: Projector): Promise<VerifyProjectionResult> {
+export async function verifyProjection(db: Kysely<Database>, store: EventStore, projector: Projector): Promise<VerifyProjectionResult> {
   const schema = `verify_${projector.name.replace(/[^a-z0-9_]/gi, '_')}`;
   const liveCopy = (t: string) => `live_${t}`;
   await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(db);

@@ -12,6 +12,7 @@ import { recordDigests, type RecordedDigest } from '../audit/digest.ts';
 import { auditStream, DIGEST_EVENT } from '../audit/log-fold.ts';
 import type { EventStore } from '../eventstore/types.ts';
 import type { Worker } from './worker.ts';
+import type { Database } from '../db/schema.ts';
 
 const CHECK_EVERY_MS = 60 * 60 * 1000;
 /** The first check waits a little: start-up (migrations, projector catch-up) comes first. */
@@ -22,7 +23,7 @@ function casablancaDay(instant: Date): string {
 }
 
 /** Records today's digest for every organization that has none yet; returns what it wrote. */
-export async function recordDueDigests(db: Kysely<any>, store: EventStore, now = new Date()): Promise<RecordedDigest[]> {
+export async function recordDueDigests(db: Kysely<Database>, store: EventStore, now = new Date()): Promise<RecordedDigest[]> {
   const today = casablancaDay(now);
   const organizations = (await db.selectFrom('organizations').select('id').orderBy('id').execute()).map((r) => r.id as string);
   const due: string[] = [];

@@ -53,15 +53,6 @@ export const reservationChecksConsumer: Projector = {
   },
 };
 
-interface CheckRow {
-  stream: string;
-  kind: string;
-  scope: string;
-  value: string;
-  owner: string;
-  revision: number;
-}
-
 export interface SweepDeps {
   db: Kysely<Database>;
   store: EventStore;
@@ -74,13 +65,13 @@ export interface SweepDeps {
 export async function sweepReservationChecks(deps: SweepDeps, graceMs = RECOVERY_GRACE_MS): Promise<{ confirmed: number; released: number }> {
   const { db, store, logger, holderChecks } = deps;
   const cutoff = new Date(Date.now() - graceMs);
-  const rows = (await db
+  const rows = await db
     .selectFrom('reservation_checks')
     .selectAll()
     .where('since', '<=', cutoff)
     .orderBy('since')
     .limit(SWEEP_BATCH)
-    .execute()) as CheckRow[];
+    .execute();
   let confirmed = 0;
   let released = 0;
   for (const row of rows) {

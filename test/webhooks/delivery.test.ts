@@ -8,9 +8,10 @@ import { Writable } from 'node:stream';
 import { expect } from 'chai';
 import { sql } from 'kysely';
 import { pino } from 'pino';
+import { comparePositions } from '../../src/eventstore/types.ts';
 import { ProjectionRunner } from '../../src/projections/runner.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
-import { webhookSubscriber } from '../../src/workers/webhooks/subscriber.ts';
+import { SUBSCRIBER_NAME, webhookSubscriber } from '../../src/workers/webhooks/subscriber.ts';
 import { startHarness, type Harness } from './harness.ts';
 import { appendCustomer, appendInvoice, newEndpoint, newOrganization, Receiver, sleep, until, type Received } from './support.ts';
 
@@ -47,6 +48,12 @@ describe('webhooks: delivery per convention', () => {
     await receiver.stop();
     await h.stop();
   });
+  /** Waits until the subscriber's stored checkpoint is at or past `position`. */
+  const subscriberPassed = (position: string) =>
+    until(async () => {
+      const row = await h.t.db.selectFrom('projection_checkpoints').select('position').where('name', '=', SUBSCRIBER_NAME).executeTakeFirst();
+      return comparePositions(row?.position ?? null, position) >= 0;
+    }, 5000);
 
   it('convention A: headers, body {event, data, organization_id, created_at}, v1= signature over the raw body', async () => {
     const org = await newOrganization(h.t.db);
@@ -100,9 +107,12 @@ describe('webhooks: delivery per convention', () => {
     await newEndpoint(h.t.db, other, receiver.url('/other'), 'A');
     // Internal events (finalization lock, numbering) and organization events publish nothing.
     await appendInvoice(h.store, org, ['InvoiceCreated', 'InvoiceFinalizationStarted', 'InvoiceFinalized', 'InvoicePaid']);
-    await h.store.appendToStream(`organization-${org}`, [{ id: randomUUID(), type: 'OrganizationArchived', data: {}, metadata: { organization_id: org, actor: 'system', request_id: null, correlation_id: null, causation_id: null, occurred_at: new Date().toISOString() } }], 'any');
+    const { position: last } = await h.store.appendToStream(`organization-${org}`, [{ id: randomUUID(), type: 'OrganizationArchived', data: {}, metadata: { organization_id: org, actor: 'system', request_id: null, correlation_id: null, causation_id: null, occurred_at: new Date().toISOString() } }], 'any');
     await until(() => receiver.requests.length >= 4);
-    await sleep(300);
+    // Nothing more comes: the subscriber has passed every event, and the sender has looked for due deliveries since.
+    await subscriberPassed(last);
+    const seen = Date.now();
+    await until(() => h.senders.every((s) => s.drainedAt > seen), 5000);
     const paths = receiver.requests.map((r) => `${r.path} ${r.headers['x-webhook-event'] ?? r.headers['x-service-event']}`).sort();
     expect(paths).to.deep.equal(['/all invoice.created', '/all invoice.finalized', '/all invoice.paid', '/paid invoice.paid']);
     const { rows } = await sql<{ n: number }>`select count(*)::int as n from webhook_deliveries where endpoint_id = ${onlyPaid.id}`.execute(h.t.db);
@@ -118,11 +128,14 @@ describe('webhooks: delivery per convention', () => {
     await sleep(20);
     await newEndpoint(h.t.db, org, receiver.url(), 'A');
     await appendCustomer(h.store, org);
+    const last = (await h.store.readAll(null, 100_000)).at(-1)!.position;
     const runner = new ProjectionRunner({ db: h.t.db, store: h.store, url: h.t.url, logger: silentLogger }, webhookSubscriber);
     runner.start();
     try {
       await until(() => receiver.requests.length === 1);
-      await sleep(300);
+      await subscriberPassed(last);
+      const seen = Date.now();
+      await until(() => h.senders.every((s) => s.drainedAt > seen), 5000);
     } finally {
       await runner.stop();
     }

@@ -1,10 +1,10 @@
 /**
- * Dashboard tables (migration 0050; not event-sourced): users, their
- * server-side sessions (connect-pg-simple's layout), failed sign-in counters
+ * The dashboard's tables (migration 0050; not event-sourced): its users,
+ * sessions (connect-pg-simple's layout), sign-in limits
  * (rate-limiter-flexible's layout), generated settings and the audit of
- * configuration changes made in the dashboard (docs/dashboard.md).
+ * configuration changes made in it. Read and written by src/dashboard/.
  */
-import type { Generated, Selectable } from 'kysely';
+import type { ColumnType, Selectable } from 'kysely';
 import type { GeneratedTimestamp, Timestamp } from './columns.ts';
 
 export interface DashboardUsersTable {
@@ -12,6 +12,7 @@ export interface DashboardUsersTable {
   account_id: string;
   email: string;
   role: 'owner' | 'admin' | 'viewer';
+  /** argon2id PHC string */
   password_hash: string;
   disabled_at: Timestamp | null;
   last_sign_in_at: Timestamp | null;
@@ -26,8 +27,9 @@ export interface DashboardSessionsTable {
 
 export interface DashboardSigninLimitsTable {
   key: string;
-  points: Generated<number>;
-  expire: string | null;
+  points: ColumnType<number, number | undefined, number>;
+  /** bigint: arrives as a string */
+  expire: ColumnType<string | null, string | number | null, string | number | null>;
 }
 
 export interface DashboardSettingsTable {
@@ -36,7 +38,8 @@ export interface DashboardSettingsTable {
 }
 
 export interface DashboardAuditTable {
-  id: Generated<string>;
+  /** bigint identity: arrives as a string */
+  id: ColumnType<string, never, never>;
   account_id: string;
   organization_id: string | null;
   user_id: string;
@@ -54,3 +57,4 @@ export interface DashboardTables {
 }
 
 export type DashboardUserRow = Selectable<DashboardUsersTable>;
+export type DashboardAuditRow = Selectable<DashboardAuditTable>;

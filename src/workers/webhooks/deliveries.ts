@@ -15,8 +15,8 @@ import { checkId } from './endpoints.ts';
 import { DELIVERIES_CHANNEL, recordAttempts, type AttemptRecord, type ClaimedDelivery } from './outbox.ts';
 import { sampleEvent } from './sample.ts';
 import { deliveryBody, type Convention } from './signing.ts';
-import { isoOrNull as iso } from '../../shared/time.ts';
 import type { Database } from '../../db/schema.ts';
+import { isoDateTime, isoOrNull as iso } from '../../shared/time.ts';
 
 export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
 
@@ -107,7 +107,7 @@ export async function listAttempts(db: Kysely<Database>, deliveryId: string): Pr
     .orderBy('attempted_at')
     .orderBy('id')
     .execute();
-  return rows.map((r) => ({ ...r, attempted_at: new Date(r.attempted_at).toISOString() }) as AttemptView);
+  return rows.map((r) => ({ ...r, attempted_at: isoDateTime(r.attempted_at) }) as AttemptView);
 }
 
 export async function getDelivery(db: Kysely<Database>, id: string): Promise<DeliveryView> {

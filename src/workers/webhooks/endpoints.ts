@@ -117,7 +117,7 @@ export interface EndpointChanges {
  * not editable: a new address is a new endpoint with its own secret). A
  * disabled endpoint gets no new deliveries; those already created still run.
  */
-export async function updateEndpoint(db: Kysely<any>, id: string, changes: EndpointChanges): Promise<EndpointView> {
+export async function updateEndpoint(db: Kysely<Database>, id: string, changes: EndpointChanges): Promise<EndpointView> {
   const set: Record<string, unknown> = { updated_at: new Date() };
   if (changes.events !== undefined) set.events = parseEvents(changes.events);
   if (changes.convention !== undefined) {
@@ -132,7 +132,7 @@ export async function updateEndpoint(db: Kysely<any>, id: string, changes: Endpo
 }
 
 /** Deletes an endpoint with its deliveries and their attempts (foreign keys cascade). */
-export async function deleteEndpoint(db: Kysely<any>, id: string): Promise<void> {
+export async function deleteEndpoint(db: Kysely<Database>, id: string): Promise<void> {
   const result = await db.deleteFrom('webhook_endpoints').where('id', '=', checkId(id, 'endpoint')).executeTakeFirst();
   if (Number(result.numDeletedRows) === 0) throw new DomainError('NOT_FOUND', `endpoint ${id} not found`);
 }
