@@ -11,6 +11,7 @@ import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { customerRoutes } from './api/customers.ts';
+import { documentRoutes } from './api/documents.ts';
 import { invoiceRoutes } from './api/invoices.ts';
 import { organizationRoutes } from './api/organization.ts';
 import { organizationsRoutes } from './api/organizations.ts';
@@ -35,6 +36,7 @@ export const processParts: ProcessParts = {
   routes: [
     ...customerRoutes,
     ...invoiceRoutes,
+    ...documentRoutes,
     ...organizationRoutes,
     ...organizationsRoutes,
   ],

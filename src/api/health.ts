@@ -1,10 +1,11 @@
 /**
  * GET /healthz (the process is alive) and GET /readyz (database and event
  * store reachable, every projector running and caught up within 5 s),
- * at the server root, without authentication (CONTRACT section 13).
+ * at the server root, without authentication (docs/api-decisions.md "Beyond the reference").
  */
 import { Router } from 'express';
 import { sql } from 'kysely';
+import { documentsStatus } from '../documents/for-runtime.ts';
 import { projectionStatus } from '../projections/status.ts';
 import type { Runtime } from '../runtime.ts';
 
@@ -39,6 +40,8 @@ export function healthRouter(rt: Runtime): Router {
       ready = false;
       checks.event_store = `unreachable: ${(err as Error).message}`;
     }
+    // Reported, not gating: without Chromium only the PDF endpoint answers 503.
+    checks.pdf = documentsStatus(rt);
     res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', checks });
   });
   return router;

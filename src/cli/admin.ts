@@ -1,6 +1,6 @@
 /**
  * `npm run admin -- <group> <command> [options]`: the operator interface
- * (CONTRACT section 14), usable while the server runs, on the same data.
+ * (docs/api-decisions.md "Operator interface"), usable while the server runs, on the same data.
  * Each command group lives in its own file and exports `register(program, open)`;
  * add a group by adding it to GROUPS.
  */
@@ -13,9 +13,10 @@ import { register as key } from './key.ts';
 import { register as org } from './org.ts';
 import { register as projections } from './projections.ts';
 import { BadInputError, createSession, UsageError, type CommandGroup } from './shared.ts';
+import { register as user } from './user.ts';
 import { register as webhook } from './webhook.ts';
 
-const GROUPS: CommandGroup[] = [account, org, key, projections, webhook, audit];
+const GROUPS: CommandGroup[] = [account, org, key, projections, webhook, audit, user];
 
 function oneLine(err: unknown): string {
   if (err instanceof UsageError || err instanceof ConfigError || err instanceof DomainError) return err.message;

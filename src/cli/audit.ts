@@ -5,8 +5,10 @@
  * 1 a break was found (verify) or the command failed, 2 bad input.
  */
 import type { Command } from 'commander';
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { recordDigests } from '../audit/digest.ts';
+import { exportEvents, type ExportFormat } from '../audit/export.ts';
+import { invoiceHistory } from '../audit/invoice-history.ts';
 import { verifyLog, type Break, type VerifyReport } from '../audit/verify.ts';
 import { Progress } from './progress.ts';
 import { BadInputError, badInputExitsWith2, print, table, withJson, type Open, type OutputOptions } from './shared.ts';
@@ -33,6 +35,17 @@ export async function existingOrganization(db: Kysely<any>, value: string | unde
 export async function allOrganizations(db: Kysely<any>): Promise<string[]> {
   const rows = await db.selectFrom('organizations').select('id').orderBy('id').execute();
   return rows.map((r) => r.id as string);
+}
+
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+/** A real calendar date, YYYY-MM-DD. */
+export function parseDate(value: string | undefined, what: string): string {
+  if (value === undefined) throw new BadInputError(`${what} is required (YYYY-MM-DD)`);
+  const m = DATE.exec(value);
+  const date = m ? new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]))) : null;
+  if (!m || !date || date.toISOString().slice(0, 10) !== value) throw new BadInputError(`${what} "${value}" is not a date (YYYY-MM-DD)`);
+  return value;
 }
 
 function describeBreak(b: Break): string {
@@ -92,4 +105,66 @@ export function register(program: Command, open: Open): void {
           : table(['STREAM', 'REVISION', 'STREAMS', 'EVENTS', 'POSITION', 'ROOT'], digests.map((d) => [d.stream, d.revision, d.streams, d.events, d.position, d.root])),
       );
     });
+
+  group
+    .command('export')
+    .description("stream an organization's events of a date range (Casablanca days, inclusive) in log order, with their hashes")
+    .option('--org <id>', 'organization (required)')
+    .option('--from <date>', 'first day, YYYY-MM-DD (required)')
+    .option('--to <date>', 'last day, YYYY-MM-DD (required)')
+    .option('--format <format>', 'jsonl or csv', 'jsonl')
+    .action(async (opts: { org?: string; from?: string; to?: string; format: string }) => {
+      parseUuid(opts.org, '--org');
+      const from = parseDate(opts.from, '--from');
+      const to = parseDate(opts.to, '--to');
+      if (from > to) throw new BadInputError(`--from ${from} is after --to ${to}`);
+      if (opts.format !== 'jsonl' && opts.format !== 'csv') throw new BadInputError(`--format "${opts.format}" is not jsonl or csv`);
+      const rt = await open();
+      const organizationId = await existingOrganization(rt.database.db, opts.org);
+      const total = rt.store.kind === 'postgres' ? await estimatedEvents(rt.database.db) : null;
+      const progress = new Progress('read', 'events', total);
+      await exportEvents(rt.store, process.stdout, {
+        organizationId,
+        from,
+        to,
+        format: opts.format as ExportFormat,
+        onProgress: (read) => progress.update(read),
+      });
+      progress.done();
+    });
+
+  withJson(group.command('invoice').argument('[id]', 'invoice id'))
+    .description("an invoice's state after each event of its stream, with each hash checked")
+    .action(async (id: string | undefined, opts: OutputOptions) => {
+      const invoiceId = parseUuid(id, 'invoice id');
+      const rt = await open();
+      const steps = await invoiceHistory(rt.store, invoiceId);
+      if (steps.length === 0) throw new BadInputError(`no invoice ${invoiceId}`);
+      print(opts, steps, () =>
+        table(
+          ['REV', 'EVENT', 'OCCURRED_AT', 'ACTOR', 'STATUS', 'NUMBER', 'SUBTOTAL', 'TAX', 'TOTAL', 'DUE', 'HASH'],
+          steps.map((s) => [
+            s.revision,
+            s.type,
+            s.occurred_at,
+            s.actor,
+            s.state?.status,
+            s.state?.invoice_number,
+            s.state?.subtotal,
+            s.state?.total_tax,
+            s.state?.total,
+            s.state?.amount_due,
+            `${s.hash.slice(0, 16)}${s.hash_ok ? '' : ' BROKEN'}`,
+          ]),
+        ),
+      );
+      if (steps.some((s) => !s.hash_ok)) throw new VerificationFailed(`broken: the hash chain of invoice ${invoiceId} does not check (run audit verify)`);
+    });
+}
+
+/** PostgreSQL's estimate of the log's size (for the progress bar only). */
+async function estimatedEvents(db: Kysely<any>): Promise<number | null> {
+  const { rows } = await sql<{ n: number }>`select reltuples::bigint::int8 as n from pg_class where relname = 'es_events'`.execute(db);
+  const n = Number(rows[0]?.n ?? 0);
+  return n > 0 ? n : null;
 }

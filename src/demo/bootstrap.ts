@@ -1,5 +1,5 @@
 /**
- * First start of an empty test-mode database (CONTRACT section 14): create a
+ * First start of an empty test-mode database (docs/api-decisions.md "Operator interface"): create a
  * demo account, organization and full_access test key, and print the key once
  * with a curl example, so `npm start` is enough to try the API.
  *
@@ -14,8 +14,11 @@ import { v7 as uuidv7 } from 'uuid';
 import { createAccount } from '../accounts/accounts.ts';
 import { createApiKey } from '../accounts/keys.ts';
 import { bundleScopes } from '../accounts/scopes.ts';
-import { PLAN_LIMITS } from '../api/plans.ts';
+import { PLAN_LIMITS } from '../accounts/plans.ts';
+import { systemMetadata } from '../commands/command.ts';
 import { provisionOrganization } from '../commands/organization/handler.ts';
+import { randomBase62 } from '../accounts/keys.ts';
+import { createUser } from '../dashboard/users.ts';
 import { catchUpProjections } from '../projections/catch-up.ts';
 import type { Runtime } from '../runtime.ts';
 
@@ -36,7 +39,12 @@ export interface DemoData {
   organizationId: string;
   keyId: string;
   secret: string;
+  /** The dashboard's demo owner (docs/dashboard.md); the password is printed once. */
+  ownerEmail: string;
+  ownerPassword: string;
 }
+
+export const DEMO_OWNER_EMAIL = 'demo@atlas-demo.ma';
 
 function enabled(rt: Runtime): boolean {
   return rt.config.serviceMode === 'test' && process.env.DEMO_BOOTSTRAP !== 'false';
@@ -52,7 +60,7 @@ export async function bootstrapDemo(rt: Runtime): Promise<DemoData | null> {
     await lock.query('select pg_advisory_lock(hashtext($1))', [LOCK]);
     if ((await sql`select 1 from accounts limit 1`.execute(db)).rows.length > 0) return null;
     const account = await createAccount(db, { name: 'Demo account', plan: DEMO_PLAN });
-    const metadata = { organization_id: null, actor: 'system', request_id: null, correlation_id: null, causation_id: null, occurred_at: new Date().toISOString() };
+    const metadata = systemMetadata();
     const result = await provisionOrganization(
       { store: rt.store, metadata },
       { organization_id: uuidv7(), account_id: account.id, entity_cap: PLAN_LIMITS[DEMO_PLAN].entityCap, profile: DEMO_ORGANIZATION },
@@ -61,7 +69,9 @@ export async function bootstrapDemo(rt: Runtime): Promise<DemoData | null> {
     // The key references the organization's read-model row; the server's projectors are not running yet.
     await catchUpProjections(rt, result.position);
     const { key, secret } = await createApiKey(db, { organizationId }, { mode: 'test', scopes: bundleScopes('full_access'), name: 'Demo key' });
-    return { accountId: account.id, organizationId, keyId: key.id, secret };
+    const ownerPassword = randomBase62(20);
+    await createUser(db, { accountId: account.id, email: DEMO_OWNER_EMAIL, role: 'owner', password: ownerPassword });
+    return { accountId: account.id, organizationId, keyId: key.id, secret, ownerEmail: DEMO_OWNER_EMAIL, ownerPassword };
   } finally {
     await lock.query('select pg_advisory_unlock(hashtext($1))', [LOCK]).catch(() => {});
     lock.release();
@@ -69,7 +79,8 @@ export async function bootstrapDemo(rt: Runtime): Promise<DemoData | null> {
 }
 
 export function demoBanner(rt: Runtime, demo: DemoData): string {
-  const base = `${rt.config.tlsCertFile ? 'https' : 'http'}://localhost:${rt.config.port}/api/v1`;
+  const root = `${rt.config.tlsCertFile ? 'https' : 'http'}://localhost:${rt.config.port}`;
+  const base = `${root}/api/v1`;
   return [
     '',
     'Demo data created (first start of an empty test-mode database):',
@@ -80,6 +91,11 @@ export function demoBanner(rt: Runtime, demo: DemoData): string {
     '',
     'Try it:',
     `  curl -H "Authorization: Bearer ${demo.secret}" ${base}/organization`,
+    '',
+    `Dashboard: ${root}/dashboard`,
+    `  email          ${demo.ownerEmail}`,
+    `  password       ${demo.ownerPassword}`,
+    '                 (owner of the demo account; shown this once only)',
     '',
   ].join('\n');
 }

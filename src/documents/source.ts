@@ -12,7 +12,9 @@ import { organizationStream, type Organization } from '../commands/organization/
 import type { EventStore } from '../eventstore/types.ts';
 import { getInvoice } from '../queries/invoices.ts';
 import type { InvoiceView } from '../queries/invoice-rows.ts';
+import type { Kysely } from 'kysely';
 import type pg from 'pg';
+import { findOrganization } from '../queries/organizations.ts';
 
 export type Seller = OrganizationProfile;
 
@@ -31,8 +33,11 @@ export async function sellerAsOf(store: EventStore, organizationId: string, at: 
     if (chosen !== null && e.metadata.occurred_at > at) break;
     chosen = organization;
   }
-  if (!chosen) return null;
-  const { legal_name, ice, rc, if_number, vat_number, phone, email, website, billing_address } = chosen;
+  return chosen ? profileOf(chosen) : null;
+}
+
+function profileOf(o: Seller): Seller {
+  const { legal_name, ice, rc, if_number, vat_number, phone, email, website, billing_address } = o;
   return { legal_name, ice, rc, if_number, vat_number, phone, email, website, billing_address };
 }
 
@@ -42,15 +47,16 @@ export async function sellerAsOf(store: EventStore, organizationId: string, at: 
  * PDF_NOT_AVAILABLE / XML_NOT_AVAILABLE for them.
  */
 export async function loadDocumentSource(
-  deps: { pool: pg.Pool; store: EventStore },
+  deps: { pool: pg.Pool; db: Kysely<any>; store: EventStore },
   organizationId: string,
   invoiceId: string,
 ): Promise<DocumentSource | null> {
   const invoice = await getInvoice(deps.pool, organizationId, invoiceId);
   if (!invoice) return null;
   if (invoice.status === 'draft') return { invoice, seller: emptySeller() };
-  const seller = await sellerAsOf(deps.store, organizationId, invoice.finalized_at ?? invoice.updated_at);
-  return { invoice, seller: seller ?? emptySeller() };
+  // An organization without events (rows written by an import or a test) is read from its read model.
+  const seller = (await sellerAsOf(deps.store, organizationId, invoice.finalized_at ?? invoice.updated_at)) ?? (await findOrganization(deps.db, organizationId));
+  return { invoice, seller: seller ? profileOf(seller) : emptySeller() };
 }
 
 function emptySeller(): Seller {

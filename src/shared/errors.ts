@@ -35,6 +35,7 @@ export const ERROR_STATUS = {
   RATE_LIMIT_EXCEEDED: 429,
   INTERNAL_ERROR: 500,
   SERVICE_UNAVAILABLE: 503,
+  PDF_RENDERER_UNAVAILABLE: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -59,7 +60,7 @@ export class DomainError extends Error {
   }
 }
 
-/** A VALIDATION_ERROR with field details (CONTRACT section 7). */
+/** A VALIDATION_ERROR with field details (docs/api-decisions.md "Errors"). */
 export function validationError(fields: FieldError[], message = 'The request is invalid.'): DomainError {
   return new DomainError('VALIDATION_ERROR', message, { fields });
 }
