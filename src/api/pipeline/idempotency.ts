@@ -92,7 +92,7 @@ export async function begin(db: Kysely<Database>, apiKeyId: string, key: string,
     }
     if (row?.completed) {
       // The stored bytes (jsonb alone would reorder the keys); rows older than migration 0020 have only the jsonb.
-      return { replay: { status: row.response_status!, headers: row.response_headers ?? {}, json: row.response_body, file: null, bytes: row.response_bytes ?? undefined } }; // a completed row has its response
+      return { replay: { status: row.response_status!, headers: row.response_headers ?? {}, json: row.response_body, file: null, bytes: row.response_bytes ?? undefined } };
     }
     // Still in progress (or just released by a failed owner: the next claim takes it).
     if (Date.now() >= deadline) {

@@ -19,6 +19,8 @@ import * as m0013 from './0013_invoice_items_on_row.ts';
 import * as m0020 from './0020_idempotency_response_bytes.ts';
 import * as m0050 from './0050_dashboard.ts';
 import * as m0060 from './0060_es_hash_chain.ts';
+import * as m0061 from './0061_reporting_views.ts';
+import * as m0062 from './0062_analyst_access.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_eventstore': m0001,
@@ -37,4 +39,6 @@ export const migrations: Record<string, Migration> = {
   '0020_idempotency_response_bytes': m0020,
   '0050_dashboard': m0050,
   '0060_es_hash_chain': m0060,
+  '0061_reporting_views': m0061,
+  '0062_analyst_access': m0062,
 };

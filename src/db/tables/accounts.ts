@@ -51,7 +51,7 @@ export interface IdempotencyKeysTable {
   /** jsonb, written as JSON text */
   response_body: ColumnType<unknown, string | null, string | null>;
   response_headers: ColumnType<Record<string, string> | null, string | null, string | null>;
-  /** The body exactly as sent (migration 0020): what a replay answers. */
+  /** The answer's exact bytes (migration 0020): a replay returns them, since jsonb reorders keys. */
   response_bytes: string | null;
   created_at: GeneratedTimestamp;
 }
