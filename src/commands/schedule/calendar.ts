@@ -107,13 +107,8 @@ export function nextOccurrence(schedule: ScheduleCalendar): Occurrence | null {
   return allowed(schedule, run_date, schedule.occurrences) ? { seq: schedule.seq, run_date } : null;
 }
 
-/**
- * The first remaining occurrence dated on or after `day` (resume, restore of an
- * archived organization): the ones before it are skipped, not generated.
- * Null when none is allowed. Dates grow with seq, so the search is bounded by
- * how far `day` is: about one step per period.
- */
-export function firstOccurrenceOnOrAfter(schedule: ScheduleCalendar, day: string): Occurrence | null {
+/** Number of the first occurrence (from the schedule's next one) dated on or after `day`, bounds aside. */
+export function seqOnOrAfter(schedule: ScheduleCalendar, day: string): number {
   let seq = schedule.seq;
   let run_date = runDateOf(schedule, seq);
   if (run_date < day) {
@@ -124,6 +119,17 @@ export function firstOccurrenceOnOrAfter(schedule: ScheduleCalendar, day: string
     run_date = runDateOf(schedule, seq);
     while (run_date < day) run_date = runDateOf(schedule, ++seq);
   }
+  return seq;
+}
+
+/**
+ * The first remaining occurrence dated on or after `day` (resume, restore of an
+ * archived organization): the ones before it are skipped, not generated.
+ * Null when none is allowed (end_date or max_occurrences reached).
+ */
+export function firstOccurrenceOnOrAfter(schedule: ScheduleCalendar, day: string): Occurrence | null {
+  const seq = seqOnOrAfter(schedule, day);
+  const run_date = runDateOf(schedule, seq);
   return allowed(schedule, run_date, schedule.occurrences) ? { seq, run_date } : null;
 }
 
