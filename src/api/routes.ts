@@ -10,6 +10,7 @@ import { openapiHandler } from './openapi.ts';
 import { organizationRoutes } from './organization.ts';
 import { organizationsRoutes } from './organizations.ts';
 import { mountRoutes } from './pipeline/index.ts';
+import { scheduleRoutes } from './schedules.ts';
 import type { RouteSpec } from './route.ts';
 
 export const allRoutes: RouteSpec[] = [
@@ -17,6 +18,7 @@ export const allRoutes: RouteSpec[] = [
   ...invoiceRoutes,
   ...organizationRoutes,
   ...organizationsRoutes,
+  ...scheduleRoutes,
 ];
 
 /** Routes outside /api/v1 (e.g. /openapi.json). */

@@ -9,12 +9,14 @@ import { invoiceNumbersProjector } from './invoice-numbers.ts';
 import { invoicesProjector } from './invoices.ts';
 import { organizationsProjector } from './organizations.ts';
 import type { Projector } from './projector.ts';
+import { schedulesProjector } from './schedules.ts';
 
 export const projectors: Projector[] = [
   customersProjector,
   invoicesProjector,
   invoiceNumbersProjector,
   organizationsProjector,
+  schedulesProjector,
 ];
 
 export function projectorNamed(name: string): Projector | undefined {

@@ -107,7 +107,7 @@ function decideSchedule(command: ScheduleCommand, state: ScheduleState): Schedul
       quota_slot,
       pending_failure: null,
     };
-    return stamp(state, now, [{ type: 'ScheduleCreated', data: { schedule } }]);
+    return stamp(state, now, [{ type: 'ScheduleCreated', data: { schedule, customer_name: customer?.name ?? '' } }]);
   }
 
   const current = state.schedule;

@@ -77,7 +77,8 @@ export interface ScheduleRun {
 
 type WithSchedule<T extends string, D = object> = DomainEvent<T, { schedule: Schedule } & D>;
 
-export type ScheduleCreated = WithSchedule<'ScheduleCreated'>;
+/** `customer_name`: the customer's name at creation, for search (later renames come from the customer's events). */
+export type ScheduleCreated = WithSchedule<'ScheduleCreated', { customer_name: string }>;
 export type ScheduleUpdated = WithSchedule<'ScheduleUpdated', { changed_fields: string[] }>;
 export type SchedulePaused = WithSchedule<'SchedulePaused'>;
 /** `skipped`: occurrences passed over while paused (never generated). */
