@@ -1,12 +1,63 @@
 /**
- * Entry point of `npm start`: `node --import tsx src/main.ts [--role api|projector|webhooks|scheduler]`.
- * Without --role the process runs every role.
+ * The composition root: what makes up the process, in one screen, and the
+ * entry point of `npm start` (`node --import tsx src/main.ts [--role
+ * api|projector|webhooks|scheduler]`; without --role it runs every role).
+ *
+ * A new feature adds its router, projector, worker or holder check here, one
+ * line each; the admin CLI and the tests import `processParts` too, so this
+ * is the only list. Nothing registers itself by being imported.
  */
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { customerRoutes } from './api/customers.ts';
+import { invoiceRoutes } from './api/invoices.ts';
+import { organizationRoutes } from './api/organization.ts';
+import { organizationsRoutes } from './api/organizations.ts';
+import { scheduleRoutes } from './api/schedules.ts';
+import { customerHolderChecks } from './commands/customer/holders.ts';
+import { organizationHolderChecks } from './commands/organization/holders.ts';
+import { scheduleHolderChecks } from './commands/schedule/holders.ts';
 import { ALL_ROLES, ConfigError, loadConfig, type Role } from './config.ts';
-import './wiring.ts';
-import { startServer } from './server.ts';
+import { demoStartupHook } from './demo/bootstrap.ts';
+import { customersProjector } from './projections/customers.ts';
+import { invoiceNumbersProjector } from './projections/invoice-numbers.ts';
+import { invoicesProjector } from './projections/invoices.ts';
+import { organizationsProjector } from './projections/organizations.ts';
+import { schedulesProjector } from './projections/schedules.ts';
+import { startServer, type ProcessParts } from './server.ts';
 import { createLogger } from './shared/logger.ts';
+import { finalizationRecoveryWorker } from './workers/finalization-recovery.ts';
+import { reservationRecoveryWorker } from './workers/reservation-recovery.ts';
+import { webhookSenderWorker, webhookSubscriberWorker } from './workers/webhooks/index.ts';
+
+export const processParts: ProcessParts = {
+  // Role api: one router per resource (src/api/<resource>.ts).
+  routes: [
+    ...customerRoutes,
+    ...invoiceRoutes,
+    ...organizationRoutes,
+    ...organizationsRoutes,
+    ...scheduleRoutes,
+  ],
+  // Role projector: one projector per read model (src/projections/).
+  projectors: [
+    customersProjector,
+    invoicesProjector,
+    invoiceNumbersProjector,
+    organizationsProjector,
+    schedulesProjector,
+  ],
+  // Background workers (src/workers/), each started by its own role.
+  workers: [
+    reservationRecoveryWorker({ ...customerHolderChecks, ...organizationHolderChecks, ...scheduleHolderChecks }),
+    finalizationRecoveryWorker,
+    webhookSubscriberWorker,
+    webhookSenderWorker,
+  ],
+  // Run once the database is open, before the roles start.
+  hooks: [demoStartupHook],
+};
 
 function rolesFromArgs(): Role[] {
   const { values } = parseArgs({ options: { role: { type: 'string', multiple: true } }, allowPositionals: false });
@@ -31,7 +82,7 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel);
   let server;
   try {
-    server = await startServer(config, logger, roles);
+    server = await startServer(config, logger, roles, processParts);
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(`error: ${err.message}`);
@@ -63,4 +114,14 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => shutdown('SIGINT'));
 }
 
-void main();
+/** Run only as the entry point: the CLI and the tests import processParts without starting a server. */
+function isEntryPoint(): boolean {
+  if (!process.argv[1]) return false;
+  try {
+    return realpathSync(process.argv[1]) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+if (isEntryPoint()) void main();

@@ -1,15 +1,16 @@
 /**
  * What every role of a process shares: configuration, logger, the database
  * (read models, configuration tables, and by default the event store), the
- * event store, and projection progress (for read-your-writes).
+ * event store, the read-model projectors of the process (src/main.ts names
+ * them) and their progress (for read-your-writes).
  */
 import { ConfigError, type Config } from './config.ts';
 import { openDatabase, type Database } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { createPostgresEventStore } from './eventstore/postgres.ts';
 import type { EventStore } from './eventstore/types.ts';
-import { projectors } from './projections/index.ts';
 import { ProjectionProgress } from './projections/progress.ts';
+import type { Projector } from './projections/projector.ts';
 import type { Logger } from './shared/logger.ts';
 
 export interface Runtime {
@@ -17,6 +18,8 @@ export interface Runtime {
   logger: Logger;
   database: Database;
   store: EventStore;
+  /** Every read-model projector: writes wait for them, /readyz and the CLI report them, the projector role runs them. */
+  projectors: readonly Projector[];
   progress: ProjectionProgress;
   close(): Promise<void>;
 }
@@ -33,7 +36,15 @@ async function openEventStore(config: Config, database: Database): Promise<Event
   }
 }
 
-export async function openRuntime(config: Config, logger: Logger, options: { poolSize?: number; applicationName?: string } = {}): Promise<Runtime> {
+export interface RuntimeOptions {
+  /** The read-model projectors of the process (src/main.ts). */
+  projectors: readonly Projector[];
+  poolSize?: number;
+  applicationName?: string;
+}
+
+export async function openRuntime(config: Config, logger: Logger, options: RuntimeOptions): Promise<Runtime> {
+  const { projectors } = options;
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
@@ -51,6 +62,7 @@ export async function openRuntime(config: Config, logger: Logger, options: { poo
       logger,
       database,
       store,
+      projectors,
       progress,
       async close() {
         await progress.close();

@@ -9,12 +9,13 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './api/app.ts';
+import type { RouteSpec } from './api/route.ts';
 import type { Config, Role } from './config.ts';
-import { projectors } from './projections/index.ts';
+import type { Projector } from './projections/projector.ts';
 import { ProjectionRunner } from './projections/runner.ts';
 import { openRuntime, type Runtime } from './runtime.ts';
 import type { Logger } from './shared/logger.ts';
-import { workers } from './workers/index.ts';
+import type { Worker } from './workers/worker.ts';
 
 export interface RunningServer {
   runtime: Runtime;
@@ -23,12 +24,23 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-/** Hooks run once the runtime is open (e.g. first-start demo data). */
+/** Run once the runtime is open, before any role starts (e.g. first-start demo data). */
 export type StartupHook = (rt: Runtime, roles: Role[]) => Promise<void>;
-export const startupHooks: StartupHook[] = [];
 
-function listen(config: Config, rt: Runtime): Promise<http.Server> {
-  const app = createApp(rt);
+/** What makes up a process: src/main.ts lists them; tests and the CLI take the same list. */
+export interface ProcessParts {
+  /** Every route of /api/v1 (role api). */
+  routes: readonly RouteSpec[];
+  /** Every read-model projector (role projector; writes wait for them). */
+  projectors: readonly Projector[];
+  /** Background workers, each started by its role. */
+  workers: readonly Worker[];
+  /** Start-up hooks, in order. */
+  hooks: readonly StartupHook[];
+}
+
+function listen(config: Config, rt: Runtime, routes: readonly RouteSpec[]): Promise<http.Server> {
+  const app = createApp(rt, routes);
   const server = config.tlsCertFile
     ? https.createServer({ cert: readFileSync(config.tlsCertFile), key: readFileSync(config.tlsKeyFile!) }, app)
     : http.createServer(app);
@@ -48,9 +60,10 @@ function closeServer(server: http.Server): Promise<void> {
   });
 }
 
-export async function startServer(config: Config, logger: Logger, roles: Role[]): Promise<RunningServer> {
-  const rt = await openRuntime(config, logger, { poolSize: 30, applicationName: `invoicing:${roles.join('+')}` });
-  for (const hook of startupHooks) await hook(rt, roles);
+export async function startServer(config: Config, logger: Logger, roles: Role[], parts: ProcessParts): Promise<RunningServer> {
+  const { projectors, workers, hooks, routes } = parts;
+  const rt = await openRuntime(config, logger, { projectors, poolSize: 30, applicationName: `invoicing:${roles.join('+')}` });
+  for (const hook of hooks) await hook(rt, roles);
 
   const runners = roles.includes('projector')
     ? projectors.map((p) => new ProjectionRunner({ db: rt.database.db, store: rt.store, url: rt.database.url, logger, progress: rt.progress }, p))
@@ -64,7 +77,7 @@ export async function startServer(config: Config, logger: Logger, roles: Role[])
   let server: http.Server | null = null;
   let url: string | null = null;
   if (roles.includes('api')) {
-    server = await listen(config, rt);
+    server = await listen(config, rt, routes);
     const { port } = server.address() as AddressInfo;
     url = `${config.tlsCertFile ? 'https' : 'http'}://localhost:${port}/api/v1`;
   }

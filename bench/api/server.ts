@@ -6,12 +6,12 @@
  */
 import { sql } from 'kysely';
 import { loadConfig } from '../../src/config.ts';
-import '../../src/wiring.ts';
-import { allRoutes } from '../../src/api/routes.ts';
+import type { RouteSpec } from '../../src/api/route.ts';
+import { processParts } from '../../src/main.ts';
 import { startServer } from '../../src/server.ts';
 import { createLogger } from '../../src/shared/logger.ts';
 
-allRoutes.push({
+const benchRoute: RouteSpec = {
   method: 'get',
   path: '/_bench/organization',
   summary: 'Bench: one indexed read behind the whole pipeline',
@@ -22,9 +22,9 @@ allRoutes.push({
     const { rows } = await sql`select * from organizations where id = ${ctx.organizationId}`.execute(ctx.rt.database.db);
     return { data: rows[0] };
   },
-});
+};
 
 const config = loadConfig();
-const server = await startServer(config, createLogger(config.logLevel), ['api']);
+const server = await startServer(config, createLogger(config.logLevel), ['api'], { ...processParts, routes: [...processParts.routes, benchRoute] });
 process.send!({ url: server.url });
 process.on('SIGTERM', () => void server.stop().then(() => process.exit(0)));

@@ -10,9 +10,10 @@ import { DomainError } from '../shared/errors.ts';
 import { BODY_LIMIT } from './body.ts';
 import { errorHandler, sendError } from './errors.ts';
 import { healthRouter } from './health.ts';
+import type { RouteSpec } from './route.ts';
 import { apiRouter, rootRoutes } from './routes.ts';
 
-export function createApp(rt: Runtime): Express {
+export function createApp(rt: Runtime, routes: readonly RouteSpec[]): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false); // ETags are resource versions, set by the routes
@@ -37,8 +38,8 @@ export function createApp(rt: Runtime): Express {
 
   app.use(healthRouter(rt));
   app.use(express.raw({ type: () => true, limit: BODY_LIMIT }));
-  rootRoutes(app, rt);
-  app.use('/api/v1', apiRouter(rt));
+  rootRoutes(app, routes);
+  app.use('/api/v1', apiRouter(rt, routes));
   app.use((_req, res) => sendError(res, new DomainError('NOT_FOUND', 'No such route. See GET /api/v1/openapi.json.')));
   app.use(errorHandler);
   return app;

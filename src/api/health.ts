@@ -5,7 +5,6 @@
  */
 import { Router } from 'express';
 import { sql } from 'kysely';
-import { projectors } from '../projections/index.ts';
 import { projectionStatus } from '../projections/status.ts';
 import type { Runtime } from '../runtime.ts';
 
@@ -27,7 +26,7 @@ export function healthRouter(rt: Runtime): Router {
       checks.database = `unreachable: ${(err as Error).message}`;
     }
     try {
-      const readModels = projectors.map((p) => p.name);
+      const readModels = rt.projectors.map((p) => p.name);
       const status = await projectionStatus(rt.database.db, rt.store, readModels);
       checks.event_store = 'ok';
       checks.projections = status.map((s) => {

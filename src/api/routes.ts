@@ -1,34 +1,22 @@
 /**
- * Every route of /api/v1, by resource. A router file exports a RouteSpec[];
- * add it to `allRoutes`. The pipeline mounts them and OpenAPI documents them.
+ * Mounts the routes of /api/v1 (every RouteSpec the composition root,
+ * src/main.ts, lists) and the unauthenticated OpenAPI document, which
+ * describes exactly those routes.
  */
 import { Router, type Express } from 'express';
 import type { Runtime } from '../runtime.ts';
-import { customerRoutes } from './customers.ts';
-import { invoiceRoutes } from './invoices.ts';
 import { openapiHandler } from './openapi.ts';
-import { organizationRoutes } from './organization.ts';
-import { organizationsRoutes } from './organizations.ts';
 import { mountRoutes } from './pipeline/index.ts';
-import { scheduleRoutes } from './schedules.ts';
 import type { RouteSpec } from './route.ts';
 
-export const allRoutes: RouteSpec[] = [
-  ...customerRoutes,
-  ...invoiceRoutes,
-  ...organizationRoutes,
-  ...organizationsRoutes,
-  ...scheduleRoutes,
-];
-
 /** Routes outside /api/v1 (e.g. /openapi.json). */
-export function rootRoutes(app: Express, _rt: Runtime): void {
-  app.get('/openapi.json', openapiHandler(allRoutes));
+export function rootRoutes(app: Express, routes: readonly RouteSpec[]): void {
+  app.get('/openapi.json', openapiHandler(routes));
 }
 
-export function apiRouter(rt: Runtime): Router {
+export function apiRouter(rt: Runtime, routes: readonly RouteSpec[]): Router {
   const router = Router();
-  router.get('/openapi.json', openapiHandler(allRoutes)); // no auth (CONTRACT section 13)
-  mountRoutes(router, rt, allRoutes);
+  router.get('/openapi.json', openapiHandler(routes)); // no auth (CONTRACT section 13)
+  mountRoutes(router, rt, routes);
   return router;
 }

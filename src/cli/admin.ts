@@ -6,7 +6,6 @@
  */
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config.ts';
-import '../wiring.ts';
 import { DomainError } from '../shared/errors.ts';
 import { register as account } from './account.ts';
 import { register as key } from './key.ts';

@@ -1,6 +1,5 @@
 /** `projections status` and `projections rebuild [NAME]` over the registered projectors. */
 import type { Command } from 'commander';
-import { projectorNamed, projectors } from '../projections/index.ts';
 import { rebuildProjection, type RebuildResult } from '../projections/rebuild.ts';
 import { projectionStatus } from '../projections/status.ts';
 import { print, table, UsageError, withJson, type Open, type OutputOptions } from './shared.ts';
@@ -12,7 +11,7 @@ export function register(program: Command, open: Open): void {
     .description("each projector's (and the webhook subscriber's) checkpoint, lag and last error")
     .action(async (opts: OutputOptions) => {
       const rt = await open();
-      const status = await projectionStatus(rt.database.db, rt.store, projectors.map((p) => p.name));
+      const status = await projectionStatus(rt.database.db, rt.store, rt.projectors.map((p) => p.name));
       print(opts, status, () =>
         status.length === 0
           ? 'No projectors registered.'
@@ -26,11 +25,12 @@ export function register(program: Command, open: Open): void {
   withJson(group.command('rebuild').argument('[name]', 'one projector (default: all)'))
     .description('replay the log into fresh tables and swap them in (safe while the server runs)')
     .action(async (name: string | undefined, opts: OutputOptions) => {
-      const chosen = name === undefined ? projectors : [projectorNamed(name)];
+      const rt = await open();
+      const { projectors } = rt;
+      const chosen = name === undefined ? projectors : [projectors.find((p) => p.name === name)];
       if (chosen.some((p) => p === undefined)) {
         throw new UsageError(`no projector named "${name}" (known: ${projectors.map((p) => p.name).join(', ') || 'none'})`);
       }
-      const rt = await open();
       const results: RebuildResult[] = [];
       for (const p of chosen) results.push(await rebuildProjection(rt.database.db, rt.store, p!));
       print(opts, results, () =>

@@ -84,7 +84,7 @@ export function demoBanner(rt: Runtime, demo: DemoData): string {
   ].join('\n');
 }
 
-/** The start-up hook (registered in src/wiring.ts). */
+/** The start-up hook (listed in src/main.ts). */
 export async function demoStartupHook(rt: Runtime): Promise<void> {
   const demo = await bootstrapDemo(rt);
   if (!demo) return;

@@ -7,12 +7,11 @@
  * through pg_notify; if not, ours do the work.
  */
 import type { Runtime } from '../runtime.ts';
-import { projectors } from './index.ts';
 import { ProjectionRunner } from './runner.ts';
 
 export async function catchUpProjections(rt: Runtime, position: string | null, timeoutMs = 30_000): Promise<boolean> {
   if (position === null || (await rt.progress.waitFor(position, 0))) return true;
-  const runners = projectors.map(
+  const runners = rt.projectors.map(
     (p) => new ProjectionRunner({ db: rt.database.db, store: rt.store, url: rt.database.url, logger: rt.logger, progress: rt.progress }, p),
   );
   runners.forEach((r) => r.start());

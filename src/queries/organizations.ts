@@ -9,6 +9,7 @@ import { sql, type Kysely } from 'kysely';
 import { effectiveSubscriptionStatus, type Account } from '../accounts/accounts.ts';
 import { PLAN_LIMITS, requestsPerMinute, type Plan } from '../api/plans.ts';
 import type { Organization, OrganizationProfile } from '../commands/organization/events.ts';
+import { countQuotaSchedules } from './schedules.ts';
 
 /** The organization representation: its id and profile, plus the account's subscription and quotas. */
 export interface OrganizationView extends OrganizationProfile {
@@ -34,12 +35,6 @@ export interface VersionedOrganization {
   version: number;
 }
 
-/** Counts schedules that are active or paused, per organization. Replaced by the schedules feature. */
-export type ScheduleCounter = (db: Kysely<any>, organizationIds: string[]) => Promise<Map<string, number>>;
-let countSchedules: ScheduleCounter = async () => new Map();
-export function useScheduleCounter(counter: ScheduleCounter): void {
-  countSchedules = counter;
-}
 
 const iso = (v: Date | string | null) => (v === null ? null : new Date(v).toISOString());
 
@@ -99,7 +94,7 @@ export async function present(db: Kysely<any>, organizations: Organization[]): P
       from organizations o join accounts a on a.id = o.account_id
      where o.id = any(${ids}::uuid[])`.execute(db);
   const extras = new Map(rows.map((r) => [r.id as string, extrasOf(r)]));
-  const schedules = await countSchedules(db, ids);
+  const schedules = await countQuotaSchedules(db, ids);
   return organizations.map((o) => {
     const x = extras.get(o.id);
     if (!x) throw new Error(`organization ${o.id} names a missing account ${o.account_id}`);
@@ -121,7 +116,7 @@ export async function getOrganization(db: Kysely<any>, id: string, accountId?: s
       from organizations o join accounts a on a.id = o.account_id
      where o.id = ${id} ${accountId === undefined ? sql`` : sql`and o.account_id = ${accountId}`}`.execute(db);
   if (!rows[0]) return null;
-  const schedules = await countSchedules(db, [id]);
+  const schedules = await countQuotaSchedules(db, [id]);
   return view(rowToOrganization(rows[0]), extrasOf(rows[0]), schedules.get(id) ?? 0);
 }
 

@@ -17,7 +17,7 @@
  * anyway (releases are appends at an expected revision).
  */
 import { sql, type Kysely, type Transaction } from 'kysely';
-import { holderCheck, readReservation, release, RESERVATION_EVENT_TYPES } from '../commands/reservation/index.ts';
+import { readReservation, release, RESERVATION_EVENT_TYPES, type HolderChecks } from '../commands/reservation/index.ts';
 import type { ReservationEvent } from '../commands/reservation/index.ts';
 import type { EventMetadata, EventStore, RecordedEvent } from '../eventstore/types.ts';
 import type { Projector } from '../projections/projector.ts';
@@ -64,6 +64,8 @@ export interface SweepDeps {
   db: Kysely<any>;
   store: EventStore;
   logger: Logger;
+  /** Who vouches for each kind of reservation; a kind without a check is never freed. */
+  holderChecks: HolderChecks;
 }
 
 function systemMetadata(): EventMetadata {
@@ -72,7 +74,7 @@ function systemMetadata(): EventMetadata {
 
 /** One pass; returns what it did (for tests and the log). */
 export async function sweepReservationChecks(deps: SweepDeps, graceMs = RECOVERY_GRACE_MS): Promise<{ confirmed: number; released: number }> {
-  const { db, store, logger } = deps;
+  const { db, store, logger, holderChecks } = deps;
   const cutoff = new Date(Date.now() - graceMs);
   const rows = (await db
     .selectFrom('reservation_checks')
@@ -84,7 +86,7 @@ export async function sweepReservationChecks(deps: SweepDeps, graceMs = RECOVERY
   let confirmed = 0;
   let released = 0;
   for (const row of rows) {
-    const check = holderCheck(row.kind);
+    const check = Object.hasOwn(holderChecks, row.kind) ? holderChecks[row.kind] : undefined;
     if (!check) continue; // never free what nobody can vouch for
     const scope = { kind: row.kind, prefix: row.scope };
     const state = await readReservation(store, scope, row.value);
@@ -103,11 +105,12 @@ export async function sweepReservationChecks(deps: SweepDeps, graceMs = RECOVERY
   return { confirmed, released };
 }
 
-export const reservationRecoveryWorker: Worker = {
+/** The worker, with the holder check of every reservation kind of the process. */
+export const reservationRecoveryWorker = (holderChecks: HolderChecks): Worker => ({
   name: 'reservation-recovery',
   role: 'projector',
   async start(rt) {
-    const deps = { db: rt.database.db, store: rt.store, logger: rt.logger };
+    const deps = { db: rt.database.db, store: rt.store, logger: rt.logger, holderChecks };
     const runner = new ProjectionRunner({ ...deps, url: rt.database.url }, reservationChecksConsumer);
     runner.start();
     let sweeping: Promise<unknown> = Promise.resolve();
@@ -127,7 +130,7 @@ export const reservationRecoveryWorker: Worker = {
       },
     };
   },
-};
+});
 
 /** For tests and the CLI: the rows still waiting for a check. */
 export async function pendingReservationChecks(db: Kysely<any>): Promise<number> {

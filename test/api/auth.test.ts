@@ -7,13 +7,12 @@ import { startTestServer, type TestServer } from '../support/server.ts';
 import { withTestRoutes } from '../support/test-routes.ts';
 
 describe('API pipeline: authentication and access', () => {
-  withTestRoutes();
   let server: TestServer;
   let tenant: Tenant;
   const echo = () => `${server.url}/_test/echo`;
 
   before(async () => {
-    server = await startTestServer({ roles: ['api'] });
+    server = await startTestServer({ roles: ['api'], routes: withTestRoutes });
     tenant = await createTenant(server.database.db);
   });
   after(() => server?.stop());
@@ -54,7 +53,7 @@ describe('API pipeline: authentication and access', () => {
     });
 
     it('test key on a live-mode server, and a live key accepted there', async () => {
-      const live = await startTestServer({ roles: ['api'], database: server.database, env: { SERVICE_MODE: 'live' } });
+      const live = await startTestServer({ roles: ['api'], database: server.database, env: { SERVICE_MODE: 'live' }, routes: withTestRoutes });
       try {
         const t = await createTenant(server.database.db, { mode: 'live' });
         expectError(await call(`${live.url}/_test/echo`, tenant.key.secret), 401, 'UNAUTHORIZED');

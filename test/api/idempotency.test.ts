@@ -5,7 +5,6 @@ import { startTestServer, type TestServer } from '../support/server.ts';
 import { calls, withTestRoutes } from '../support/test-routes.ts';
 
 describe('API pipeline: Idempotency-Key', () => {
-  withTestRoutes();
   let server: TestServer;
   let tenant: Tenant;
   let n = 0;
@@ -15,7 +14,7 @@ describe('API pipeline: Idempotency-Key', () => {
   const freshKey = () => `idem-${process.pid}-${++n}`;
 
   before(async () => {
-    server = await startTestServer({ roles: ['api'] });
+    server = await startTestServer({ roles: ['api'], routes: withTestRoutes });
     tenant = await createTenant(server.database.db, { plan: 'fiduciaire' });
   });
   after(() => server?.stop());

@@ -6,13 +6,12 @@ import { startTestServer, type TestServer } from '../support/server.ts';
 import { withTestRoutes } from '../support/test-routes.ts';
 
 describe('API pipeline: validation, replies, errors', () => {
-  withTestRoutes();
   let server: TestServer;
   let tenant: Tenant;
   const things = () => `${server.url}/_test/things`;
 
   before(async () => {
-    server = await startTestServer({ roles: ['api'] });
+    server = await startTestServer({ roles: ['api'], routes: withTestRoutes });
     tenant = await createTenant(server.database.db, { plan: 'fiduciaire' });
   });
   after(() => server?.stop());

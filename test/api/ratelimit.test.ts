@@ -8,13 +8,12 @@ import { startTestServer, type TestServer } from '../support/server.ts';
 import { withTestRoutes } from '../support/test-routes.ts';
 
 describe('API pipeline: rate limit across two API processes', () => {
-  withTestRoutes();
   let a: TestServer;
   let b: TestServer;
 
   before(async () => {
-    a = await startTestServer({ roles: ['api'] });
-    b = await startTestServer({ roles: ['api'], database: a.database });
+    a = await startTestServer({ roles: ['api'], routes: withTestRoutes });
+    b = await startTestServer({ roles: ['api'], database: a.database, routes: withTestRoutes });
   });
   after(async () => {
     await b?.stop();

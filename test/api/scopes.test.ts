@@ -1,15 +1,14 @@
 /**
- * The scope matrix, generated from allRoutes so it covers every route added
+ * The scope matrix, generated from the process's routes so it covers every route added
  * later: a key lacking a route's scope gets 403 FORBIDDEN naming exactly that
  * scope; a key holding only that scope gets past the scope check.
  */
 import { expect } from 'chai';
 import { ALL_SCOPES } from '../../src/accounts/scopes.ts';
-import { allRoutes } from '../../src/api/routes.ts';
 import type { RouteSpec } from '../../src/api/route.ts';
 import { call, createAccount, createKey, insertOrganizationRow } from '../support/fixtures.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
-import { testRoutes, withTestRoutes } from '../support/test-routes.ts';
+import { withTestRoutes } from '../support/test-routes.ts';
 
 const SOME_ID = '0190b4a1-0000-7000-8000-00000000abcd';
 
@@ -17,15 +16,14 @@ function urlOf(base: string, spec: RouteSpec): string {
   return base + spec.path.replace(/:([A-Za-z_]\w*)/g, SOME_ID);
 }
 
-describe('API pipeline: scope matrix over allRoutes', () => {
-  withTestRoutes();
+describe('API pipeline: scope matrix over every route', () => {
   let server: TestServer;
   let accountId: string;
   let organizationId: string;
-  const routes = [...allRoutes, ...testRoutes];
+  const routes = withTestRoutes;
 
   before(async () => {
-    server = await startTestServer();
+    server = await startTestServer({ routes: withTestRoutes });
     accountId = await createAccount(server.database.db, 'fiduciaire');
     organizationId = await insertOrganizationRow(server.database.db, accountId);
   });

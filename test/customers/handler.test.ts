@@ -7,7 +7,8 @@ import { expect } from 'chai';
 import { v7 as uuidv7 } from 'uuid';
 import { archiveCustomer, createCustomer, loadCustomer, updateCustomer, type CustomerWrite } from '../../src/commands/customer/handler.ts';
 import '../../src/commands/customer/holders.ts';
-import { customerIceScope, holderCheck, readReservation } from '../../src/commands/reservation/index.ts';
+import { customerHolderChecks } from '../../src/commands/customer/holders.ts';
+import { customerIceScope, readReservation } from '../../src/commands/reservation/index.ts';
 import { createPostgresEventStore } from '../../src/eventstore/postgres.ts';
 import type { EventStore } from '../../src/eventstore/types.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
@@ -115,7 +116,7 @@ describe('customer handlers: reservations and tenancy', () => {
   });
 
   it('tells recovery whether the customer holds the ICE (archived customers still do)', async () => {
-    const check = holderCheck('customerice')!;
+    const check = customerHolderChecks.customerice;
     expect(check).to.be.a('function');
     const value = nextIce();
     const id = uuidv7();

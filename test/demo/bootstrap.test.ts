@@ -2,6 +2,7 @@
 import { expect } from 'chai';
 import { loadConfig } from '../../src/config.ts';
 import { bootstrapDemo, demoBanner, DEMO_ORGANIZATION } from '../../src/demo/bootstrap.ts';
+import { processParts } from '../../src/main.ts';
 import { openRuntime, type Runtime } from '../../src/runtime.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { call } from '../support/fixtures.ts';
@@ -12,7 +13,7 @@ describe('demo bootstrap', function () {
   let database: TestDatabase;
   const runtimes: Runtime[] = [];
   const open = async (env: Record<string, string> = {}) => {
-    const rt = await openRuntime(loadConfig({ DATABASE_URL: database.url, PORT: '3000', ...env }), silentLogger, { poolSize: 4 });
+    const rt = await openRuntime(loadConfig({ DATABASE_URL: database.url, PORT: '3000', ...env }), silentLogger, { projectors: processParts.projectors, poolSize: 4 });
     runtimes.push(rt);
     return rt;
   };

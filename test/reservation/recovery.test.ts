@@ -4,7 +4,6 @@ import {
   claim,
   intendRelease,
   readReservation,
-  registerHolderCheck,
   release,
   type ReservationScope,
 } from '../../src/commands/reservation/index.ts';
@@ -22,7 +21,7 @@ import { randomIce } from './protocol.ts';
 
 /** Owners that exist and the value each holds, as the owner streams would say. */
 const holding = new Map<string, string>();
-registerHolderCheck('testice', async (_store, owner, value) => holding.get(owner) === value);
+const holderChecks = { testice: async (_store: unknown, owner: string, value: string) => holding.get(owner) === value };
 
 describe('reservation recovery', function () {
   let database: TestDatabase;
@@ -37,7 +36,7 @@ describe('reservation recovery', function () {
     for (let i = 0; i < 2; i++) await database.db.transaction().execute((trx) => reservationChecksConsumer.apply(events, trx));
     consumed = events[events.length - 1].position;
   }
-  const sweep = (graceMs: number) => sweepReservationChecks({ db: database.db, store, logger: silentLogger }, graceMs);
+  const sweep = (graceMs: number) => sweepReservationChecks({ db: database.db, store, logger: silentLogger, holderChecks }, graceMs);
   const ownerOf = async (value: string) => (await readReservation(store, scope, value)).owner;
 
   beforeEach(async function () {

@@ -3,7 +3,8 @@
  * for HTTP end-to-end tests. Each suite starts its own.
  */
 import { loadConfig, type Config, type Role } from '../../src/config.ts';
-import '../../src/wiring.ts';
+import type { RouteSpec } from '../../src/api/route.ts';
+import { processParts } from '../../src/main.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
 import { createLogger, silentLogger } from '../../src/shared/logger.ts';
 import { freshDatabase, type TestDatabase } from './database.ts';
@@ -19,12 +20,13 @@ export interface TestServer {
 }
 
 export async function startTestServer(
-  options: { env?: Record<string, string>; roles?: Role[]; database?: TestDatabase } = {},
+  options: { env?: Record<string, string>; roles?: Role[]; database?: TestDatabase; routes?: readonly RouteSpec[] } = {},
 ): Promise<TestServer> {
   const database = options.database ?? (await freshDatabase());
   const config: Config = loadConfig({ ...options.env, DATABASE_URL: database.url, PORT: '0' });
   const logger = process.env.TEST_LOG ? createLogger(process.env.TEST_LOG) : silentLogger;
-  const server = await startServer(config, logger, options.roles ?? ['api', 'projector', 'webhooks', 'scheduler']);
+  const roles = options.roles ?? ['api', 'projector', 'webhooks', 'scheduler'];
+  const server = await startServer(config, logger, roles, { ...processParts, routes: options.routes ?? processParts.routes });
   const url = server.url!;
   return {
     url,

@@ -1,10 +1,10 @@
 /**
  * Test-only RouteSpecs under /_test, to exercise the pipeline without
- * depending on any resource's routes. `withTestRoutes()` adds them to
- * allRoutes for one suite (before its server starts) and removes them after.
+ * depending on any resource's routes. A suite serves them beside the real
+ * ones with startTestServer({ routes: withTestRoutes }).
  */
-import { allRoutes } from '../../src/api/routes.ts';
 import type { RouteSpec } from '../../src/api/route.ts';
+import { processParts } from '../../src/main.ts';
 import { DomainError } from '../../src/shared/errors.ts';
 
 export const calls = { things: 0 };
@@ -70,14 +70,5 @@ export const testRoutes: RouteSpec[] = [
   },
 ];
 
-export function withTestRoutes(): void {
-  before(() => {
-    allRoutes.push(...testRoutes);
-  });
-  after(() => {
-    for (const r of testRoutes) {
-      const i = allRoutes.indexOf(r);
-      if (i >= 0) allRoutes.splice(i, 1);
-    }
-  });
-}
+/** Every route of the process plus the test routes. */
+export const withTestRoutes: readonly RouteSpec[] = [...processParts.routes, ...testRoutes];

@@ -1,10 +1,10 @@
 /**
  * What recovery asks before freeing an organization's reservation: does the
  * organization exist and still hold that ICE, or that entity slot?
- * Registered once on import (src/wiring.ts imports this module).
+ * Passed to the recovery worker by src/main.ts.
  */
 import type { EventStore } from '../../eventstore/types.ts';
-import { registerHolderCheck } from '../reservation/index.ts';
+import type { HolderChecks } from '../reservation/index.ts';
 import { loadStream } from '../shared/handler.ts';
 import { organizationDecider, type OrganizationState } from './decider.ts';
 import { organizationStream } from './events.ts';
@@ -13,12 +13,13 @@ async function organizationState(store: EventStore, organizationId: string): Pro
   return (await loadStream(store, organizationStream(organizationId), organizationDecider)).state;
 }
 
-registerHolderCheck('orgice', async (store, owner, ice) => {
-  const { organization } = await organizationState(store, owner);
-  return organization !== null && organization.ice === ice;
-});
-
-registerHolderCheck('orgslot', async (store, owner, slot, scope) => {
-  const { organization, entitySlot } = await organizationState(store, owner);
-  return organization !== null && scope === `orgslot-${organization.account_id}` && String(entitySlot) === slot;
-});
+export const organizationHolderChecks: HolderChecks = {
+  async orgice(store, owner, ice) {
+    const { organization } = await organizationState(store, owner);
+    return organization !== null && organization.ice === ice;
+  },
+  async orgslot(store, owner, slot, scope) {
+    const { organization, entitySlot } = await organizationState(store, owner);
+    return organization !== null && scope === `orgslot-${organization.account_id}` && String(entitySlot) === slot;
+  },
+};

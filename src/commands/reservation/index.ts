@@ -8,8 +8,9 @@
  *     releases: oldIce ? [{ scope: customerIceScope(orgId), value: oldIce }] : [],
  *   }, () => execute(store, customerStream(customerId), customerDecider, command, options));
  *
- * and, once, registerHolderCheck('customerice', ...) so recovery can free
- * claims whose owner never came to exist or moved to another value.
+ * and one holder check per kind (HolderChecks, handed to the recovery worker
+ * in src/main.ts) so recovery can free claims whose owner never came to
+ * exist or moved to another value.
  */
 export * from './events.ts';
 export * from './holders.ts';

@@ -44,5 +44,3 @@ export const webhookSenderWorker: Worker = {
     return { stop: () => sender.stop() };
   },
 };
-
-export const webhookWorkers: Worker[] = [webhookSubscriberWorker, webhookSenderWorker];
