@@ -29,6 +29,8 @@ import { startServer, type ProcessParts } from './server.ts';
 import { createLogger } from './shared/logger.ts';
 import { finalizationRecoveryWorker } from './workers/finalization-recovery.ts';
 import { reservationRecoveryWorker } from './workers/reservation-recovery.ts';
+import { scheduleReactionsWorker } from './workers/schedule-reactions.ts';
+import { schedulerWorker } from './workers/scheduler.ts';
 import { webhookSenderWorker, webhookSubscriberWorker } from './workers/webhooks/index.ts';
 
 export const processParts: ProcessParts = {
@@ -54,6 +56,8 @@ export const processParts: ProcessParts = {
     finalizationRecoveryWorker,
     webhookSubscriberWorker,
     webhookSenderWorker,
+    schedulerWorker(),
+    scheduleReactionsWorker(),
   ],
   // Run once the database is open, before the roles start.
   hooks: [demoStartupHook],

@@ -174,7 +174,8 @@ export interface DueSchedule {
 
 /**
  * Active schedules whose next run is due by `today`, oldest run first, of
- * organizations that are not archived (their schedules wait for the restore).
+ * organizations that are not archived (their schedules wait for the restore)
+ * and with no reaction pending for their organization or customer.
  */
 export async function dueSchedules(db: Kysely<any>, today: string, limit: number, after?: { next_run_date: string; id: string }): Promise<DueSchedule[]> {
   let query = typed(db)
@@ -183,7 +184,9 @@ export async function dueSchedules(db: Kysely<any>, today: string, limit: number
     .select(['s.id', 's.organization_id', 's.seq', 's.next_run_date'])
     .where('s.status', '=', 'active')
     .where('s.next_run_date', '<=', today)
-    .where('o.archived', '=', false);
+    .where('o.archived', '=', false)
+    // A restore or a customer's archiving not yet reacted to (src/workers/schedule-reactions.ts): wait for the reaction.
+    .where(({ not, exists }) => not(exists(sql`(select 1 from schedule_reactions r where r.subject_id in (s.organization_id, s.customer_id))`)));
   if (after) query = query.where((eb) => eb.or([eb('s.next_run_date', '>', after.next_run_date), eb.and([eb('s.next_run_date', '=', after.next_run_date), eb('s.id', '>', after.id)])]));
   const rows = await query.orderBy('s.next_run_date').orderBy('s.id').limit(limit).execute();
   return rows as DueSchedule[];

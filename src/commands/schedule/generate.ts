@@ -25,7 +25,8 @@ import { initialInvoiceState, invoiceDecider, isFinalizationPending } from '../i
 import { completePendingFinalization, finalizeInvoice } from '../invoice/handler-finalize.ts';
 import { createInvoice, loadInvoice, sendInvoice, type InvoiceResult, type InvoiceWrite } from '../invoice/handlers.ts';
 import { fold } from '../shared/decider.ts';
-import { planOccurrence, type PlannedOccurrence } from './decider.ts';
+import type { LoadedStream } from '../shared/handler.ts';
+import { planOccurrence, type PlannedOccurrence, type ScheduleState } from './decider.ts';
 import { loadSchedule, runScheduleCommand, type ScheduleResult, type ScheduleWrite } from './handler.ts';
 
 export interface GenerateDeps {
@@ -46,6 +47,8 @@ export interface GenerateOptions {
    * of generating the next occurrence.
    */
   commandId?: string;
+  /** The schedule's stream as the caller just loaded it (the scheduler): not read again. */
+  loaded?: LoadedStream<ScheduleState>;
 }
 
 export interface Generated {
@@ -103,7 +106,7 @@ async function advance(w: InvoiceWrite, invoice: InvoiceResult, autoFinalize: bo
  */
 export async function generateOccurrence(d: GenerateDeps, scheduleId: string, options: GenerateOptions = {}): Promise<Generated | null> {
   const { metadata, commandMetadata } = envelope(d.metadata, d.organizationId);
-  const loaded = await loadSchedule(d.store, d.organizationId, scheduleId);
+  const loaded = options.loaded ?? (await loadSchedule(d.store, d.organizationId, scheduleId));
   const schedule = loaded.state.schedule!;
   const done = options.commandId ? loaded.recorded.find((r) => r.id === options.commandId) : undefined;
   if (done) {

@@ -17,6 +17,7 @@ import * as m0011 from './0011_es_append_one_json.ts';
 import * as m0012 from './0012_idempotency_seed.ts';
 import * as m0013 from './0013_invoice_items_on_row.ts';
 import * as m0030 from './0030_recurring_schedules.ts';
+import * as m0031 from './0031_schedule_reactions.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_eventstore': m0001,
@@ -33,4 +34,5 @@ export const migrations: Record<string, Migration> = {
   '0012_idempotency_seed': m0012,
   '0013_invoice_items_on_row': m0013,
   '0030_recurring_schedules': m0030,
+  '0031_schedule_reactions': m0031,
 };
