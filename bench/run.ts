@@ -9,6 +9,7 @@ const benches: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   invoices: () => import('./invoices.ts'),
   api: () => import('./api.ts'),
   webhooks: () => import('./webhooks.ts'),
+  recurring: () => import('./recurring.ts'),
 };
 const diagnostics: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   statements: () => import('./statements.ts'),

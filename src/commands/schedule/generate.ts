@@ -51,6 +51,27 @@ export interface GenerateOptions {
   loaded?: LoadedStream<ScheduleState>;
 }
 
+/**
+ * The facts of one organization memoized for a batch of runs (a scheduler
+ * tick): the customer and the seller are read once, not by each of the
+ * invoice commands of each occurrence. Read models either way.
+ */
+export function memoizedFacts(facts: InvoiceFacts): InvoiceFacts {
+  const customers = new Map<string, ReturnType<InvoiceFacts['customer']>>();
+  const organizations = new Map<string, ReturnType<InvoiceFacts['organization']>>();
+  return {
+    customer(organizationId, customerId) {
+      const key = `${organizationId}/${String(customerId)}`;
+      if (!customers.has(key)) customers.set(key, facts.customer(organizationId, customerId));
+      return customers.get(key)!;
+    },
+    organization(organizationId) {
+      if (!organizations.has(organizationId)) organizations.set(organizationId, facts.organization(organizationId));
+      return organizations.get(organizationId)!;
+    },
+  };
+}
+
 export interface Generated {
   seq: number;
   invoice: InvoiceResult;
@@ -80,14 +101,18 @@ async function advance(w: InvoiceWrite, invoice: InvoiceResult, autoFinalize: bo
   };
   if (autoFinalize && current.invoice.status === 'draft') {
     try {
-      if (isFinalizationPending(current.state)) await completePendingFinalization(w.store, w.facts, w.organizationId, id);
-      else current = await finalizeInvoice(w, id);
+      if (isFinalizationPending(current.state)) {
+        await completePendingFinalization(w.store, w.facts, w.organizationId, id);
+        current = await reload();
+      } else {
+        current = await finalizeInvoice(w, id);
+      }
     } catch (err) {
       // Another run of this occurrence is finalizing it: its lock is taken, recovery or that run finishes it.
       if (!(err instanceof DomainError && err.code === 'INVOICE_NOT_DRAFT')) throw err;
       await completePendingFinalization(w.store, w.facts, w.organizationId, id);
+      current = await reload();
     }
-    current = await reload();
   }
   if (autoSend && current.invoice.status === 'finalized') {
     try {

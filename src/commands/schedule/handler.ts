@@ -80,14 +80,18 @@ function quotaExceeded(limit: number): DomainError {
 }
 
 /**
- * Claims a free slot among 1..limit, starting after `used` (the read model's
- * count, so the usual case reads one stream), wrapping around to find slots
- * freed below it. Null when all are held.
+ * Claims a free slot among 1..limit; null when all are held. It looks first
+ * at the slots above `used` (the read model's count: below it they are
+ * mostly taken), starting at a point spread by the schedule's id so that
+ * concurrent creates try different slots instead of all racing for the same
+ * one, then wraps around to find slots freed anywhere.
  */
 async function claimQuotaSlot(store: EventStore, organizationId: string, limit: number, used: number, owner: string, metadata: EventMetadata): Promise<number | null> {
   const scope = scheduleSlotScope(organizationId);
+  const free = Math.max(1, limit - used);
+  const start = used + (parseInt(owner.replace(/-/g, '').slice(-8), 16) % free);
   for (let i = 0; i < limit; i++) {
-    const slot = ((used + i) % limit) + 1;
+    const slot = ((start + i) % limit) + 1;
     try {
       await claim(store, scope, String(slot), owner, metadata);
       return slot;
