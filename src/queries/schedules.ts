@@ -54,7 +54,8 @@ export function toSchedule(row: RecurringSchedulesTable): SchedulePublic {
     auto_send: row.auto_send,
     days_until_due: row.days_until_due,
     currency: row.currency,
-    items: json(row.items),
+    // jsonb does not keep key order: restore the documented one
+    items: json(row.items).map(({ description, quantity, unit_price, tax_rate }) => ({ description, quantity, unit_price, tax_rate })),
     status: row.status as ScheduleStatus,
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),

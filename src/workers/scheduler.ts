@@ -168,7 +168,14 @@ export function schedulerWorker(options: { clock?: () => Date } = {}): Worker {
           .catch((err) => rt.logger.error({ err }, 'scheduler tick failed'))
           .finally(() => (busy = false));
       };
-      const task = cron.schedule(expression, tick, { name: 'recurring-scheduler' });
+      // node-cron's own messages (e.g. a tick missed while the event loop was busy) go to our log, not to the console.
+      const logger = {
+        info: (m: string) => rt.logger.debug({ cron: m }, 'node-cron'),
+        warn: (m: string) => rt.logger.debug({ cron: m }, 'node-cron'),
+        error: (m: string | Error, err?: Error) => rt.logger.error({ err: err ?? m }, 'node-cron'),
+        debug: (m: string | Error) => rt.logger.debug({ cron: String(m) }, 'node-cron'),
+      };
+      const task = cron.schedule(expression, tick, { name: 'recurring-scheduler', logger });
       return {
         async stop() {
           stopped = true;

@@ -9,7 +9,8 @@ import { encodePosition } from '../../src/eventstore/position.ts';
 import { readModelFacts } from '../../src/queries/invoice-facts.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { runScheduleReactions } from '../../src/workers/schedule-reactions.ts';
-import { runSchedulerTick, type SchedulerDeps } from '../../src/workers/scheduler.ts';
+import { runSchedulerTick, schedulerWorker, type SchedulerDeps } from '../../src/workers/scheduler.ts';
+import { ConfigError } from '../../src/config.ts';
 import { call } from '../support/fixtures.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { until } from '../support/wait.ts';
@@ -185,6 +186,13 @@ describe('recurring scheduler (ticks at fixed instants)', () => {
     expect(res.body.error.code).to.equal('INVALID_STATE');
     const org = await call(`${server.url}/organization`, api.invoices.secret);
     expect(org.body.data.api_quotas.recurring_schedules_used).to.equal(0);
+  });
+
+  it('a SCHEDULER_CRON that is not a cron expression stops start-up, naming the variable', async () => {
+    const rt = server.server.runtime;
+    const error = await schedulerWorker().start({ ...rt, config: { ...rt.config, schedulerCron: 'every minute' } }).then(() => null, (err) => err);
+    expect(error).to.be.instanceOf(ConfigError);
+    expect(String(error.message)).to.match(/SCHEDULER_CRON/);
   });
 
   it('two ticks at once: one runs, the other skips (advisory lock)', async () => {
