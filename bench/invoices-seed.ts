@@ -13,6 +13,7 @@ import type { InvoiceCommand, InvoiceCustomer } from '../src/commands/invoice/co
 import { initialInvoiceState, invoiceDecider, type InvoiceState } from '../src/commands/invoice/decider.ts';
 import { invoiceStream } from '../src/commands/invoice/events.ts';
 import { formatInvoiceNumber, invoiceNumberStream } from '../src/commands/invoicenumber/decider.ts';
+import { bodyDigest, chainStep, GENESIS_HASH } from '../src/eventstore/chain.ts';
 import type { EventMetadata } from '../src/eventstore/types.ts';
 
 interface Row {
@@ -21,6 +22,18 @@ interface Row {
   type: string;
   data: unknown;
   metadata: EventMetadata;
+  id?: string;
+  hash?: string;
+}
+
+/** Event ids and the hash chain es_append would have given these events (rows are in revision order per stream). */
+function chain(rows: Row[]): void {
+  const heads = new Map<string, string>();
+  for (const r of rows) {
+    r.id = randomUUID();
+    r.hash = chainStep(heads.get(r.stream) ?? GENESIS_HASH, r.stream, r.revision, bodyDigest(r as Required<Row>));
+    heads.set(r.stream, r.hash);
+  }
 }
 
 const CHUNK = 4000;
@@ -78,6 +91,7 @@ export async function seedInvoices(pool: pg.Pool, organizationId: string, custom
     if (status === 'paid') run({ type: 'PayInvoice', data: { invoice_id: id }, metadata: command });
     if (status === 'void') run({ type: 'VoidInvoice', data: { invoice_id: id, reason: 'Annulée' }, metadata: command });
   }
+  chain(rows);
   for (let i = 0; i < rows.length; i += CHUNK) await insertChunk(pool, rows.slice(i, i + CHUNK));
   return { invoices: total, events: rows.length };
 }
@@ -94,10 +108,10 @@ async function insertChunk(pool: pg.Pool, rows: Row[]): Promise<void> {
       [[...last.keys()], [...last.values()]],
     );
     await client.query(
-      `insert into es_events (stream_id, revision, event_id, type, data, metadata)
-       select * from unnest($1::text[], $2::bigint[], $3::uuid[], $4::text[], $5::jsonb[], $6::jsonb[])`,
-      [rows.map((r) => r.stream), rows.map((r) => r.revision), rows.map(() => randomUUID()), rows.map((r) => r.type),
-        rows.map((r) => JSON.stringify(r.data)), rows.map((r) => JSON.stringify(r.metadata))],
+      `insert into es_events (stream_id, revision, event_id, type, data, metadata, hash)
+       select * from unnest($1::text[], $2::bigint[], $3::uuid[], $4::text[], $5::jsonb[], $6::jsonb[], $7::text[])`,
+      [rows.map((r) => r.stream), rows.map((r) => r.revision), rows.map((r) => r.id), rows.map((r) => r.type),
+        rows.map((r) => JSON.stringify(r.data)), rows.map((r) => JSON.stringify(r.metadata)), rows.map((r) => r.hash)],
     );
     await client.query(`select pg_notify('es_appended', '')`);
     await client.query('commit');

@@ -10,6 +10,7 @@ const benches: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   api: () => import('./api.ts'),
   webhooks: () => import('./webhooks.ts'),
   recurring: () => import('./recurring.ts'),
+  audit: () => import('./audit.ts'),
 };
 const diagnostics: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   statements: () => import('./statements.ts'),

@@ -27,6 +27,8 @@ export interface Config {
   chromiumPath: string | null;
   logLevel: string;
   dataDir: string;
+  /** EMBEDDED_PG_PORT: pins the embedded PostgreSQL's port (default: a free one, kept in DATA_DIR). */
+  embeddedPgPort: number | null;
 }
 
 type Env = Record<string, string | undefined>;
@@ -35,6 +37,14 @@ function parsePort(env: Env): number {
   const raw = env.PORT ?? '3000';
   const port = Number(raw);
   if (!/^\d+$/.test(raw) || port < 0 || port > 65535) throw new ConfigError('PORT', `"${raw}" is not a TCP port (0-65535)`);
+  return port;
+}
+
+function parseEmbeddedPort(env: Env): number | null {
+  const raw = env.EMBEDDED_PG_PORT;
+  if (raw === undefined || raw === '') return null;
+  const port = Number(raw);
+  if (!/^\d+$/.test(raw) || port < 1 || port > 65535) throw new ConfigError('EMBEDDED_PG_PORT', `"${raw}" is not a TCP port (1-65535)`);
   return port;
 }
 
@@ -102,5 +112,6 @@ export function loadConfig(env: Env = process.env): Config {
     chromiumPath: env.CHROMIUM_PATH || null,
     logLevel: env.LOG_LEVEL || 'info',
     dataDir: env.DATA_DIR || '.data',
+    embeddedPgPort: parseEmbeddedPort(env),
   };
 }

@@ -11,6 +11,7 @@ import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { customerRoutes } from './api/customers.ts';
+import { documentRoutes } from './api/documents.ts';
 import { invoiceRoutes } from './api/invoices.ts';
 import { organizationRoutes } from './api/organization.ts';
 import { organizationsRoutes } from './api/organizations.ts';
@@ -25,8 +26,10 @@ import { invoiceNumbersProjector } from './projections/invoice-numbers.ts';
 import { invoicesProjector } from './projections/invoices.ts';
 import { organizationsProjector } from './projections/organizations.ts';
 import { schedulesProjector } from './projections/schedules.ts';
+import { stopWithParent, surviveConnectionErrors } from './process-guards.ts';
 import { startServer, type ProcessParts } from './server.ts';
 import { createLogger } from './shared/logger.ts';
+import { auditDigestWorker } from './workers/audit-digest.ts';
 import { finalizationRecoveryWorker } from './workers/finalization-recovery.ts';
 import { reservationRecoveryWorker } from './workers/reservation-recovery.ts';
 import { scheduleReactionsWorker } from './workers/schedule-reactions.ts';
@@ -38,6 +41,7 @@ export const processParts: ProcessParts = {
   routes: [
     ...customerRoutes,
     ...invoiceRoutes,
+    ...documentRoutes,
     ...organizationRoutes,
     ...organizationsRoutes,
     ...scheduleRoutes,
@@ -58,6 +62,7 @@ export const processParts: ProcessParts = {
     webhookSenderWorker,
     schedulerWorker(),
     scheduleReactionsWorker(),
+    auditDigestWorker,
   ],
   // Run once the database is open, before the roles start.
   hooks: [demoStartupHook],
@@ -84,6 +89,7 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const logger = createLogger(config.logLevel);
+  surviveConnectionErrors(logger);
   let server;
   try {
     server = await startServer(config, logger, roles, processParts);
@@ -97,6 +103,8 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   logger.info({ roles, url: server.url, event_store: server.runtime.store.kind, mode: config.serviceMode }, 'started');
+  const embedded = server.runtime.database.embedded;
+  if (embedded) console.log(embedded.describe());
   if (server.url) console.log(`Invoicing API listening on ${server.url}`);
 
   let signals = 0;
@@ -116,6 +124,7 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+  stopWithParent(() => shutdown('parent exited'));
 }
 
 /** Run only as the entry point: the CLI and the tests import processParts without starting a server. */

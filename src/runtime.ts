@@ -48,6 +48,7 @@ export async function openRuntime(config: Config, logger: Logger, options: Runti
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
+    embeddedPort: config.embeddedPgPort,
     poolSize: options.poolSize,
     applicationName: options.applicationName,
     onEmbeddedLog: (line) => logger.debug({ postgres: line.trim() }, 'embedded postgres'),

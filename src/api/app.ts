@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import express, { type Express } from 'express';
+import { dashboardRouter } from '../dashboard/router.ts';
 import type { Runtime } from '../runtime.ts';
 import { DomainError } from '../shared/errors.ts';
 import { BODY_LIMIT } from './body.ts';
@@ -37,6 +38,7 @@ export function createApp(rt: Runtime, routes: readonly RouteSpec[]): Express {
   });
 
   app.use(healthRouter(rt));
+  app.use('/dashboard', dashboardRouter(rt)); // its own body parser (forms), sessions and error pages
   app.use(express.raw({ type: () => true, limit: BODY_LIMIT }));
   rootRoutes(app, routes);
   app.use('/api/v1', apiRouter(rt, routes));

@@ -16,7 +16,13 @@ function organizationOf(ctx: RequestContext): string {
 }
 
 function write(ctx: RequestContext): CustomerWrite {
-  return { store: ctx.rt.store, organizationId: organizationOf(ctx), metadata: ctx.metadata(), ifMatch: ctx.ifMatch };
+  return {
+    store: ctx.rt.store,
+    organizationId: organizationOf(ctx),
+    metadata: ctx.metadata(),
+    ifMatch: ctx.ifMatch,
+    commandId: ctx.idempotencySeed ? ctx.newId('command') : undefined,
+  };
 }
 
 /**

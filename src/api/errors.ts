@@ -4,6 +4,7 @@
  * Anything that is not a DomainError is a 500 that names only the request id.
  */
 import type { ErrorRequestHandler, Response } from 'express';
+import { isConnectionError, RETRY_AFTER_SECONDS } from '../db/connection.ts';
 import { DomainError } from '../shared/errors.ts';
 
 /** The error envelope of a DomainError (also stored for Idempotency-Key replays). */
@@ -28,6 +29,13 @@ export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
     return sendError(res, new DomainError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be JSON encoded as UTF-8.'));
   }
   if (err?.type === 'request.aborted') return;
+  // The database went away under this request (failover, restart, terminated session):
+  // nothing was acknowledged, so the client may retry (docs/reliability.md).
+  if (isConnectionError(err)) {
+    res.locals.logger?.warn({ err: String(err?.message ?? err), request_id: res.locals.requestId }, 'database unavailable');
+    res.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
+    return sendError(res, new DomainError('SERVICE_UNAVAILABLE', 'The database is unavailable. Retry after a few seconds.', { retry_after: RETRY_AFTER_SECONDS }));
+  }
   // Any other client error of the body reader (e.g. a gzip body that does not inflate).
   if (typeof err?.status === 'number' && err.status >= 400 && err.status < 500 && err.expose) {
     return sendError(res, new DomainError('INVALID_JSON', 'The request body could not be read.', { fields: [{ field: 'body', message: String(err.message) }] }));

@@ -5,6 +5,7 @@
  */
 import { Router } from 'express';
 import { sql } from 'kysely';
+import { documentsStatus } from '../documents/for-runtime.ts';
 import { projectionStatus } from '../projections/status.ts';
 import type { Runtime } from '../runtime.ts';
 
@@ -39,6 +40,8 @@ export function healthRouter(rt: Runtime): Router {
       ready = false;
       checks.event_store = `unreachable: ${(err as Error).message}`;
     }
+    // Reported, not gating: without Chromium only the PDF endpoint answers 503.
+    checks.pdf = documentsStatus(rt);
     res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', checks });
   });
   return router;

@@ -57,7 +57,7 @@ async function answer(ctx: RequestContext, result: InvoiceResult, status = 200):
  * Types use the webhook names; the lock is `invoice.finalization_started`
  * (never sent as a webhook). `data` is the event's data as stored.
  */
-function invoiceHistory(recorded: RecordedEvent[]) {
+export function invoiceHistory(recorded: RecordedEvent[]) {
   return recorded.map((r) => ({
     id: r.id,
     type: publicEventName(r.type) ?? (r.type === 'InvoiceFinalizationStarted' ? 'invoice.finalization_started' : r.type),

@@ -35,7 +35,7 @@ export const organizationRoutes: RouteSpec[] = [
     response: organizationResponse,
     errors: ['VALIDATION_ERROR', 'VERSION_CONFLICT'],
     async handler(ctx, input: { body: OrganizationPatch | undefined }) {
-      const write = { store: ctx.rt.store, metadata: ctx.metadata(), ifMatch: ctx.ifMatch };
+      const write = { store: ctx.rt.store, metadata: ctx.metadata(), ifMatch: ctx.ifMatch, commandId: ctx.idempotencySeed ? ctx.newId('command') : undefined };
       const result = await updateOrganizationProfile(write, ctx.organizationId!, input.body ?? {});
       return replyAfterWrite(ctx, result);
     },

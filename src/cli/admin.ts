@@ -8,13 +8,15 @@ import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config.ts';
 import { DomainError } from '../shared/errors.ts';
 import { register as account } from './account.ts';
+import { register as audit } from './audit.ts';
 import { register as key } from './key.ts';
 import { register as org } from './org.ts';
 import { register as projections } from './projections.ts';
-import { createSession, UsageError, type CommandGroup } from './shared.ts';
+import { BadInputError, createSession, UsageError, type CommandGroup } from './shared.ts';
+import { register as user } from './user.ts';
 import { register as webhook } from './webhook.ts';
 
-const GROUPS: CommandGroup[] = [account, org, key, projections, webhook];
+const GROUPS: CommandGroup[] = [account, org, key, projections, webhook, audit, user];
 
 function oneLine(err: unknown): string {
   if (err instanceof UsageError || err instanceof ConfigError || err instanceof DomainError) return err.message;
@@ -35,7 +37,7 @@ async function main(argv: string[]): Promise<number> {
   } catch (err) {
     if (err instanceof CommanderError) return err.exitCode; // commander already printed it (or the help)
     process.stderr.write(`error: ${oneLine(err)}\n`);
-    return 1;
+    return err instanceof BadInputError ? 2 : 1;
   } finally {
     await session.close().catch((err) => process.stderr.write(`warning: could not close the database: ${oneLine(err)}\n`));
   }

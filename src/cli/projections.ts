@@ -1,8 +1,10 @@
-/** `projections status` and `projections rebuild [NAME]` over the registered projectors. */
+/** `projections status`, `projections rebuild [NAME]` and `projections verify [NAME]` over the registered projectors. */
 import type { Command } from 'commander';
 import { rebuildProjection, type RebuildResult } from '../projections/rebuild.ts';
 import { projectionStatus } from '../projections/status.ts';
-import { print, table, UsageError, withJson, type Open, type OutputOptions } from './shared.ts';
+import { verifyProjection, type VerifyProjectionResult } from '../projections/verify.ts';
+import { VerificationFailed } from './audit.ts';
+import { BadInputError, badInputExitsWith2, print, table, UsageError, withJson, type Open, type OutputOptions } from './shared.ts';
 
 export function register(program: Command, open: Open): void {
   const group = program.command('projections').description('read models');
@@ -38,5 +40,29 @@ export function register(program: Command, open: Open): void {
           ? 'No projectors registered.'
           : results.map((r) => `${r.projector}: rebuilt at ${r.position ?? 'start'} (${Object.entries(r.rows).map(([t, n]) => `${t} ${n} rows`).join(', ')})`).join('\n'),
       );
+    });
+
+  withJson(badInputExitsWith2(group.command('verify').argument('[name]', 'one projector (default: all)')))
+    .description('rebuild into scratch tables and compare with the live ones (safe while the server runs); exit code 0 only with 0 differences')
+    .action(async (name: string | undefined, opts: OutputOptions) => {
+      const rt = await open();
+      const { projectors } = rt;
+      const chosen = name === undefined ? projectors : [projectors.find((p) => p.name === name)];
+      if (chosen.some((p) => p === undefined)) {
+        throw new BadInputError(`no projector named "${name}" (known: ${projectors.map((p) => p.name).join(', ') || 'none'})`);
+      }
+      const results: VerifyProjectionResult[] = [];
+      for (const p of chosen) results.push(await verifyProjection(rt.database.db, rt.store, p!));
+      const total = results.reduce((n, r) => n + r.differences_count, 0);
+      print(opts, results, () =>
+        results
+          .map((r) => {
+            const head = `${r.projector}: ${r.differences_count} differences at ${r.position ?? 'start'} (${Object.entries(r.rows).map(([t, n]) => `${t} ${n} rows`).join(', ')})`;
+            if (r.differences.length === 0) return head;
+            return `${head}\n${table(['TABLE', 'KEY', 'COLUMN', 'LIVE', 'REBUILT'], r.differences.map((d) => [d.table, JSON.stringify(d.key), d.column, JSON.stringify(d.live), JSON.stringify(d.rebuilt)]))}`;
+          })
+          .join('\n'),
+      );
+      if (total > 0) throw new VerificationFailed(`${total} differences between the live read models and a rebuild from the log`);
     });
 }

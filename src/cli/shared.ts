@@ -70,3 +70,18 @@ export function iso(value: Date | string | null): string | null {
 
 /** An error meant for the operator: printed as one line, no stack. */
 export class UsageError extends Error {}
+
+/** Bad input (a malformed id, date, format or flag): one line, exit code 2. */
+export class BadInputError extends UsageError {}
+
+/**
+ * For a command group whose bad input exits with 2 (the audit and analyst
+ * commands): commander's own parse errors (unknown flag, missing argument)
+ * become exit code 2 too; help and version keep theirs.
+ */
+export function badInputExitsWith2(group: Command): Command {
+  return group.exitOverride((err) => {
+    if (err.exitCode === 0) throw err;
+    throw Object.assign(err, { exitCode: 2 });
+  });
+}

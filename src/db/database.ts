@@ -5,6 +5,7 @@
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { ConfigError } from '../config.ts';
+import { guardPool } from './connection.ts';
 import { ensureEmbeddedPostgres, type EmbeddedHandle } from './embedded.ts';
 
 // Return int8 and numeric as strings (default); dates (type 1082) stay strings
@@ -25,6 +26,8 @@ export interface OpenOptions {
   poolSize?: number;
   applicationName?: string;
   onEmbeddedLog?: (line: string) => void;
+  /** EMBEDDED_PG_PORT. */
+  embeddedPort?: number | null;
 }
 
 export function createPool(url: string, max = 20, applicationName = 'invoicing'): pg.Pool {
@@ -36,9 +39,8 @@ export function createPool(url: string, max = 20, applicationName = 'invoicing')
     idle_in_transaction_session_timeout: 10_000,
     connectionTimeoutMillis: 10_000,
   });
-  // A dropped idle connection must not crash the process; the pool replaces it.
-  pool.on('error', () => {});
-  return pool;
+  // A dropped connection, idle or checked out, must not crash the process; the pool replaces it.
+  return guardPool(pool);
 }
 
 /** Connect and check once, so a bad DATABASE_URL fails with one clear line. */
@@ -56,7 +58,7 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
   let embedded: EmbeddedHandle | null = null;
   let url = options.databaseUrl;
   if (!url) {
-    embedded = await ensureEmbeddedPostgres({ dataDir: options.dataDir, onLog: options.onEmbeddedLog });
+    embedded = await ensureEmbeddedPostgres({ dataDir: options.dataDir, port: options.embeddedPort, onLog: options.onEmbeddedLog });
     url = embedded.url;
   }
   const pool = createPool(url, options.poolSize, options.applicationName);

@@ -16,6 +16,8 @@ import { createApiKey } from '../accounts/keys.ts';
 import { bundleScopes } from '../accounts/scopes.ts';
 import { PLAN_LIMITS } from '../api/plans.ts';
 import { provisionOrganization } from '../commands/organization/handler.ts';
+import { randomBase62 } from '../accounts/keys.ts';
+import { createUser } from '../dashboard/users.ts';
 import { catchUpProjections } from '../projections/catch-up.ts';
 import type { Runtime } from '../runtime.ts';
 
@@ -36,7 +38,12 @@ export interface DemoData {
   organizationId: string;
   keyId: string;
   secret: string;
+  /** The dashboard's demo owner (docs/dashboard.md); the password is printed once. */
+  ownerEmail: string;
+  ownerPassword: string;
 }
+
+export const DEMO_OWNER_EMAIL = 'demo@atlas-demo.ma';
 
 function enabled(rt: Runtime): boolean {
   return rt.config.serviceMode === 'test' && process.env.DEMO_BOOTSTRAP !== 'false';
@@ -61,7 +68,9 @@ export async function bootstrapDemo(rt: Runtime): Promise<DemoData | null> {
     // The key references the organization's read-model row; the server's projectors are not running yet.
     await catchUpProjections(rt, result.position);
     const { key, secret } = await createApiKey(db, { organizationId }, { mode: 'test', scopes: bundleScopes('full_access'), name: 'Demo key' });
-    return { accountId: account.id, organizationId, keyId: key.id, secret };
+    const ownerPassword = randomBase62(20);
+    await createUser(db, { accountId: account.id, email: DEMO_OWNER_EMAIL, role: 'owner', password: ownerPassword });
+    return { accountId: account.id, organizationId, keyId: key.id, secret, ownerEmail: DEMO_OWNER_EMAIL, ownerPassword };
   } finally {
     await lock.query('select pg_advisory_unlock(hashtext($1))', [LOCK]).catch(() => {});
     lock.release();
@@ -69,7 +78,8 @@ export async function bootstrapDemo(rt: Runtime): Promise<DemoData | null> {
 }
 
 export function demoBanner(rt: Runtime, demo: DemoData): string {
-  const base = `${rt.config.tlsCertFile ? 'https' : 'http'}://localhost:${rt.config.port}/api/v1`;
+  const root = `${rt.config.tlsCertFile ? 'https' : 'http'}://localhost:${rt.config.port}`;
+  const base = `${root}/api/v1`;
   return [
     '',
     'Demo data created (first start of an empty test-mode database):',
@@ -80,6 +90,11 @@ export function demoBanner(rt: Runtime, demo: DemoData): string {
     '',
     'Try it:',
     `  curl -H "Authorization: Bearer ${demo.secret}" ${base}/organization`,
+    '',
+    `Dashboard: ${root}/dashboard`,
+    `  email          ${demo.ownerEmail}`,
+    `  password       ${demo.ownerPassword}`,
+    '                 (owner of the demo account; shown this once only)',
     '',
   ].join('\n');
 }

@@ -6,6 +6,12 @@
  * checkpoint is the $all position `${commit}-${prepare}`, each zero-padded to
  * 20 digits so checkpoints sort as strings. System events (types starting with
  * '$') never leave this module.
+ *
+ * The hash chain (src/eventstore/chain.ts) is computed here, from the stream's
+ * last event read just before the append, and the append is pinned to that
+ * event's revision, so a concurrent writer makes it retry instead of forking
+ * the chain. Each event's hash travels in its metadata under HASH_KEY, which
+ * this module strips again on read (the hashed metadata never contains it).
  */
 import {
   BACKWARDS,
@@ -26,6 +32,7 @@ import {
   type RecordedEvent as EsdbRecordedEvent,
   type StreamingRead,
 } from '@eventstore/db-client';
+import { bodyDigest, chainHashes, GENESIS_HASH } from './chain.ts';
 import {
   WrongExpectedVersionError,
   type AppendResult,
@@ -40,6 +47,9 @@ import {
 } from './types.ts';
 
 const RESUBSCRIBE_DELAY_MS = 1000;
+const HASH_KEY = '$hash';
+/** Appends with 'any' or 'stream_exists' retry this often when another writer moved the stream meanwhile. */
+const CHAIN_ATTEMPTS = 20;
 const HEAD_PAGE = 100;
 
 export function encodePosition(p: Position): string {
@@ -52,11 +62,6 @@ export function decodePosition(checkpoint: string): Position {
   return { commit: BigInt(m[1]), prepare: BigInt(m[2]) };
 }
 
-function toExpected(expected: ExpectedRevision): AppendExpectedRevision {
-  if (expected === 'no_stream' || expected === 'stream_exists' || expected === 'any') return expected;
-  return BigInt(expected);
-}
-
 function isSystem(ev: { type: string }): boolean {
   return ev.type.startsWith('$');
 }
@@ -64,14 +69,16 @@ function isSystem(ev: { type: string }): boolean {
 function toRecorded(ev: EsdbRecordedEvent, commitPosition?: bigint): RecordedEvent {
   const position = ev.position ?? (commitPosition !== undefined ? { commit: commitPosition, prepare: commitPosition } : undefined);
   if (!position) throw new Error(`EventStoreDB returned no position for event ${ev.id} (server older than 22.6?)`);
+  const { [HASH_KEY]: hash, ...metadata } = (ev.metadata ?? {}) as Record<string, unknown>;
   return {
     id: ev.id,
     stream: ev.streamId,
     revision: Number(ev.revision),
     type: ev.type,
     data: ev.data,
-    metadata: ev.metadata as EventMetadata,
+    metadata: metadata as EventMetadata,
     position: encodePosition(position),
+    hash: typeof hash === 'string' ? hash : '',
     created_at: ev.created,
   };
 }
@@ -98,28 +105,63 @@ export async function createEventStoreDBEventStore(target: string | EventStoreDB
     return out;
   }
 
-  async function appendToStream(stream: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
-    if (events.length === 0) throw new TypeError('appendToStream needs at least one event');
-    const data = events.map((e) =>
-      jsonEvent({ id: e.id, type: e.type, data: e.data as JSONType, metadata: e.metadata as unknown as JSONType }),
+  /** Fails like EventStoreDB would when `expected` does not hold for the stream's current head. */
+  function checkExpected(stream: string, expected: ExpectedRevision, head: RecordedEvent | undefined): void {
+    const actual = head ? head.revision : 'no_stream';
+    const holds =
+      expected === 'any' ||
+      (expected === 'no_stream' && head === undefined) ||
+      (expected === 'stream_exists' && head !== undefined) ||
+      (typeof expected === 'number' && actual === expected);
+    if (!holds) throw new WrongExpectedVersionError(stream, expected, actual);
+  }
+
+  async function appendOnce(stream: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult | 'moved'> {
+    const [head] = await readStream(stream, { direction: 'backwards', maxCount: 1 });
+    const ids = new Set(events.map((e) => e.id));
+    if (head && ids.has(head.id)) {
+      // A retried append that already succeeded (event ids are idempotent): answer as then.
+      const stored = await readStream(stream, { fromRevision: Math.max(0, head.revision - events.length + 1) });
+      const mine = stored.filter((e) => ids.has(e.id));
+      if (mine.length === events.length) return { nextRevision: head.revision, position: head.position };
+    }
+    checkExpected(stream, expected, head);
+    const first = head ? head.revision + 1 : 0;
+    const hashes = chainHashes(head?.hash ?? GENESIS_HASH, stream, first, events.map(bodyDigest));
+    const data = events.map((e, i) =>
+      jsonEvent({
+        id: e.id,
+        type: e.type,
+        data: e.data as JSONType,
+        metadata: { ...(e.metadata as unknown as Record<string, JSONType>), [HASH_KEY]: hashes[i] },
+      }),
     );
+    const pinned: AppendExpectedRevision = head ? BigInt(head.revision) : 'no_stream';
     try {
-      const result = await client.appendToStream(stream, data, { expectedRevision: toExpected(expected) });
-      if (!result.success) {
-        // Only with throwOnAppendFailure=false in the connection string: ask the stream itself.
-        const [current] = await readStream(stream, { direction: 'backwards', maxCount: 1 });
-        throw new WrongExpectedVersionError(stream, expected, current ? current.revision : 'no_stream');
-      }
+      const result = await client.appendToStream(stream, data, { expectedRevision: pinned });
+      if (!result.success) return 'moved'; // only with throwOnAppendFailure=false in the connection string
       const nextRevision = Number(result.nextExpectedRevision);
       if (result.position) return { nextRevision, position: encodePosition(result.position) };
       const [last] = await readStream(stream, { fromRevision: nextRevision, maxCount: 1 });
       return { nextRevision, position: last?.position ?? '' };
     } catch (err) {
-      if (err instanceof EsdbWrongExpectedVersionError) {
-        const actual = err.actualVersion === 'no_stream' ? 'no_stream' : Number(err.actualVersion);
-        throw new WrongExpectedVersionError(stream, expected, actual);
-      }
+      if (err instanceof EsdbWrongExpectedVersionError) return 'moved';
       throw err;
+    }
+  }
+
+  async function appendToStream(stream: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
+    if (events.length === 0) throw new TypeError('appendToStream needs at least one event');
+    if (stream.includes('\n')) throw new TypeError('a stream name cannot contain a line break (it separates the hashed fields)');
+    for (let attempt = 1; ; attempt++) {
+      const result = await appendOnce(stream, events, expected);
+      if (result !== 'moved') return result;
+      // Another writer appended between our read and our append: an exact expectation fails now
+      // (checkExpected on the fresh head), 'any' and 'stream_exists' chain onto the new head.
+      if (attempt >= CHAIN_ATTEMPTS) {
+        const [current] = await readStream(stream, { direction: 'backwards', maxCount: 1 });
+        throw new WrongExpectedVersionError(stream, expected, current ? current.revision : 'no_stream');
+      }
     }
   }
 

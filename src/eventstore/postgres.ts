@@ -7,6 +7,7 @@
  * reader of the log's tail per process (LogTail).
  */
 import type pg from 'pg';
+import { canonicalBody, sha256Hex } from './chain.ts';
 import { LogTail } from './log-tail.ts';
 import { CoalescedNotify, Notifier } from './notifier.ts';
 import { decodePosition, encodePosition } from './position.ts';
@@ -23,7 +24,7 @@ import {
 
 type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
 
-const EVENT_COLUMNS = 'global_position, transaction_id, stream_id, revision, event_id, type, data, metadata, created_at';
+const EVENT_COLUMNS = 'global_position, transaction_id, stream_id, revision, event_id, type, data, metadata, hash, created_at';
 
 function expectedCode(expected: ExpectedRevision): number {
   if (expected === 'any') return -1;
@@ -42,8 +43,24 @@ function toRecorded(row: any): RecordedEvent {
     data: row.data,
     metadata: row.metadata,
     position: encodePosition(row.transaction_id, row.global_position),
+    hash: row.hash,
     created_at: row.created_at,
   };
+}
+
+/**
+ * es_append's argument: the events as one JSON array, each element the
+ * event's RFC 8785 text plus its digest ("body"), from which es_append chains
+ * the stream's hashes (src/eventstore/chain.ts). The canonical text doubles as
+ * the JSON sent, so each event is serialized once.
+ */
+export function appendPayload(stream: string, events: NewEvent[]): string {
+  if (stream.includes('\n')) throw new TypeError('a stream name cannot contain a line break (it separates the hashed fields)');
+  const parts = events.map((e) => {
+    const canonical = canonicalBody(e);
+    return `{"body":"${sha256Hex(canonical)}",${canonical.slice(1)}`;
+  });
+  return `[${parts.join(',')}]`;
 }
 
 /** A retried append whose events are all stored already succeeded before: answer as then. */
@@ -77,7 +94,7 @@ export async function appendInTransaction(
       name: 'es_append',
       // The events as one JSON array (migration 0011: cheaper than parallel arrays of JSON).
       text: 'select last_revision, last_transaction, last_position from es_append($1, $2, $3::jsonb)',
-      values: [stream, expectedCode(expected), JSON.stringify(events.map(({ id, type, data, metadata }) => ({ id, type, data, metadata })))],
+      values: [stream, expectedCode(expected), appendPayload(stream, events)],
     });
     const r = rows[0];
     return { nextRevision: Number(r.last_revision), position: encodePosition(r.last_transaction, r.last_position) };

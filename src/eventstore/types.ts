@@ -36,6 +36,8 @@ export interface RecordedEvent<T = unknown> {
   metadata: EventMetadata;
   /** Opaque, sortable position in the global log. */
   position: string;
+  /** Link of the stream's hash chain (src/eventstore/chain.ts, docs/audit.md). */
+  hash: string;
   created_at: Date;
 }
 

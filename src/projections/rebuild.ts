@@ -23,8 +23,8 @@ async function applyInShadow(trx: Transaction<any>, schema: string, projector: P
   await sql`select set_config('search_path', 'public', true)`.execute(trx);
 }
 
-/** Replays (after, until] into the shadow schema; returns the last position read. */
-async function replay(
+/** Replays (after, until] into the shadow schema; returns the last position read. Also used by projections verify. */
+export async function replay(
   db: Kysely<any> | Transaction<any>,
   store: EventStore,
   schema: string,

@@ -21,6 +21,7 @@
  */
 import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
+import { isConnectionError } from '../db/connection.ts';
 import { comparePositions, type EventStore, type RecordedEvent } from '../eventstore/types.ts';
 import type { Logger } from '../shared/logger.ts';
 import { ensureCheckpoint, recordFailure } from './checkpoints.ts';
@@ -96,7 +97,7 @@ export class ProjectionRunner {
     const { db, logger } = this.deps;
     const name = this.projector.name;
     let backoff = 1000;
-    await ensureCheckpoint(db, name);
+    let checkpointRow = false;
     while (!this.stopped) {
       // Also the connection batches are written on: the service's name prefix (so
       // operators and the benchmarks' CPU accounting find it), and the pool's guard
@@ -116,6 +117,8 @@ export class ProjectionRunner {
       lock.on('error', gone);
       lock.on('end', gone);
       try {
+        // In the loop: a database that is down at start-up is waited for like a lost one.
+        if (!checkpointRow) checkpointRow = (await ensureCheckpoint(db, name), true);
         await lock.connect();
         const { rows } = await lock.query('select pg_try_advisory_lock(hashtext($1)) as ok', [`projector:${name}`]);
         if (!rows[0].ok) {
@@ -132,8 +135,11 @@ export class ProjectionRunner {
           backoff = 1000;
         }
       } catch (err) {
-        logger.error({ projector: name, err }, 'projector lock connection failed');
-        await this.alarm.sleep(2000);
+        // The database is down or restarting: try again soon (a refused connection is
+        // cheap), so the projector is back within a second of the database.
+        if (isConnectionError(err)) logger.warn({ projector: name, err: String((err as Error).message) }, 'projector waiting for the database');
+        else logger.error({ projector: name, err }, 'projector lock connection failed');
+        await this.alarm.sleep(isConnectionError(err) ? 500 : 2000);
       } finally {
         await lock.end().catch(() => {});
       }
@@ -156,8 +162,10 @@ export class ProjectionRunner {
       batchSize: this.deps.batchSize ?? 500,
       onError: (err) => {
         if (err instanceof CheckpointMoved) return finish('moved');
-        // A batch that failed because the connection died is retried on the next one, not blamed on its event.
-        if (err instanceof ConnectionLost || this.connLost) return finish('lost');
+        // A batch that failed because a connection died (the lock's, or the pool's that read
+        // the log) is retried on the next connection, not blamed on its event.
+        if (err instanceof ConnectionLost || this.connLost || isConnectionError(err)) return finish('lost');
+        if (err instanceof EventFailed && isConnectionError(err.cause)) return finish('lost');
         const eventId = err instanceof EventFailed ? err.eventId : null;
         const message = err instanceof EventFailed ? String((err.cause as Error)?.message ?? err.cause) : String((err as Error)?.message ?? err);
         this.state = 'failed';
@@ -187,7 +195,7 @@ export class ProjectionRunner {
     try {
       await this.applyBatch(events);
     } catch (err) {
-      if (this.connLost) throw new ConnectionLost();
+      if (this.connLost || isConnectionError(err)) throw new ConnectionLost();
       if (err instanceof CheckpointMoved || events.length === 1) {
         throw err instanceof CheckpointMoved ? err : new EventFailed(events[0].id, err);
       }
@@ -196,7 +204,7 @@ export class ProjectionRunner {
         try {
           await this.applyBatch([event]);
         } catch (e) {
-          if (this.connLost) throw new ConnectionLost();
+          if (this.connLost || isConnectionError(e)) throw new ConnectionLost();
           throw e instanceof CheckpointMoved ? e : new EventFailed(event.id, e);
         }
       }

@@ -1,8 +1,7 @@
 /**
- * The facts invoice commands need from other aggregates, read from their read
- * models (tenant-scoped): the customer snapshot (customers) and the seller's
- * legal name and ICE (organizations). The deciders cannot read them, so the
- * handler puts them in the command (src/commands/invoice/commands.ts).
+ * The read-model implementation of the InvoiceFacts port
+ * (src/commands/invoice/facts.ts), tenant-scoped: the customer snapshot
+ * (customers) and the seller's legal name and ICE (organizations).
  *
  * Read models are enough here: writes to customers and organizations answer
  * only once projected (read your writes), and the finalize rules only need
@@ -10,14 +9,10 @@
  */
 import type { Kysely } from 'kysely';
 import { UUID } from '../accounts/accounts.ts';
-import type { InvoiceCustomer, OrganizationFacts } from '../commands/invoice/commands.ts';
+import type { InvoiceFacts } from '../commands/invoice/facts.ts';
 import { customerSnapshot } from './customers.ts';
 
-export interface InvoiceFacts {
-  /** The customer of this organization, or null (unknown id, other organization, not a UUID). */
-  customer(organizationId: string, customerId: unknown): Promise<InvoiceCustomer | null>;
-  organization(organizationId: string): Promise<OrganizationFacts>;
-}
+export type { InvoiceFacts };
 
 export function readModelFacts(db: Kysely<any>): InvoiceFacts {
   return {

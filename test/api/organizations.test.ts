@@ -80,6 +80,28 @@ describe('API /organizations', function () {
       for (const r of results.filter((r) => r.status !== 201)) expect(r.body.error.details.fields[0]).to.deep.equal({ field: 'ice', message: 'already used' });
     });
 
+    it('10 concurrent creations with one ICE on one account below its cap: one 201, nine ICE conflicts, no ENTITY_CAP_REACHED', async function () {
+      const ice = randomIce();
+      const results = await Promise.all(Array.from({ length: 10 }, () => provision(server, account, { ice })));
+      expect(results.filter((r) => r.status === 201), JSON.stringify(results.map((r) => r.body))).to.have.length(1);
+      for (const r of results.filter((r) => r.status !== 201)) {
+        expect(r.status, JSON.stringify(r.body)).to.equal(400);
+        expect(r.body.error.details.fields).to.deep.equal([{ field: 'ice', message: 'already used' }]);
+      }
+      // The refused requests held no slot: the account still has its other two (professional: 3).
+      expect((await provision(server, account)).status).to.equal(201);
+      expect((await provision(server, account)).status).to.equal(201);
+      expectError(await provision(server, account), 403, 'ENTITY_CAP_REACHED');
+    });
+
+    it('an account at its cap hears ENTITY_CAP_REACHED, also for an ICE that is already used', async function () {
+      const ice = randomIce();
+      expect((await provision(server, await newAccount(server), { ice })).status).to.equal(201);
+      for (let i = 0; i < 3; i++) expect((await provision(server, account)).status).to.equal(201);
+      expectError(await provision(server, account, { ice }), 403, 'ENTITY_CAP_REACHED');
+      expectError(await provision(server, account, { ice: randomIce() }), 403, 'ENTITY_CAP_REACHED');
+    });
+
     it('ENTITY_CAP_REACHED beyond the plan (professional 3), archived organizations included, also under concurrency', async function () {
       const first = await provision(server, account);
       const rest = await Promise.all([1, 2, 3, 4].map(() => provision(server, account)));

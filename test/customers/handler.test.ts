@@ -6,7 +6,6 @@
 import { expect } from 'chai';
 import { v7 as uuidv7 } from 'uuid';
 import { archiveCustomer, createCustomer, loadCustomer, updateCustomer, type CustomerWrite } from '../../src/commands/customer/handler.ts';
-import '../../src/commands/customer/holders.ts';
 import { customerHolderChecks } from '../../src/commands/customer/holders.ts';
 import { customerIceScope, readReservation } from '../../src/commands/reservation/index.ts';
 import { createPostgresEventStore } from '../../src/eventstore/postgres.ts';

@@ -16,6 +16,7 @@ import {
   type RecordedEvent,
 } from '../../src/eventstore/types.ts';
 import { until } from '../support/wait.ts';
+import { describeHashChain } from './chain-contract.ts';
 
 /** An append left uncommitted until commit() (adapters with client-visible transactions). */
 export interface OpenTransaction {
@@ -119,6 +120,8 @@ export function runEventStoreContract(name: string, setup: () => Promise<Contrac
     after(async function () {
       await ctx?.cleanup();
     });
+
+    describeHashChain(() => store, 'contract');
 
     describe('expected revision', function () {
       it('no_stream creates a new stream', async function () {

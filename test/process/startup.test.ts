@@ -23,6 +23,7 @@ describe('start-up configuration errors', () => {
     ['EVENTSTORE_URL not esdb', { EVENTSTORE_URL: 'http://localhost:2113' }, [], /^error: EVENTSTORE_URL: is not an EventStoreDB connection string/],
     ['SERVICE_MODE unknown', { SERVICE_MODE: 'prod' }, [], /^error: SERVICE_MODE: "prod" is not test or live/],
     ['PORT not a number', { PORT: 'http' }, [], /^error: PORT: "http" is not a TCP port/],
+    ['EMBEDDED_PG_PORT not a port', { EMBEDDED_PG_PORT: '0x10' }, [], /^error: EMBEDDED_PG_PORT: "0x10" is not a TCP port/],
     ['unknown role', {}, ['--role', 'cook'], /^error: --role: "cook" is not one of api, projector, webhooks, scheduler/],
   ];
   for (const [name, env, args, pattern] of cases) {

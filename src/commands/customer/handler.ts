@@ -1,6 +1,6 @@
 /**
- * Customer command handlers: the pure decider run through load-decide-append
- * (src/commands/shared/handler.ts), wrapped in the ICE reservation
+ * Customer command handlers: the pure decider run through the one command
+ * runner (src/commands/shared/handler.ts), wrapped in the ICE reservation
  * `customerice-<org>-<ice>` when the ICE changes (DESIGN section 3):
  * claim the new value, write the customer stream, release the old value.
  * A refused or failed write gives back what it claimed, so it leaves no
@@ -10,14 +10,13 @@
  * of the stream's first event, checked before anything else, so another
  * organization's id is NOT_FOUND and never reaches the decider.
  *
- * Each handler returns the execute result: the customer as decided and the
+ * Each handler returns the runner's result: the customer as decided and the
  * log position to wait for before answering from the read model.
  */
 import type { EventMetadata, EventStore } from '../../eventstore/types.ts';
-import { notFound } from '../../shared/errors.ts';
 import { envelope } from '../command.ts';
 import { customerIceScope, iceAlreadyUsed, writeWithReservations, type ReservedValue } from '../reservation/index.ts';
-import { checkIfMatch, execute, loadOwnedStream, loadStream, type ExecuteResult, type LoadedStream } from '../shared/handler.ts';
+import { checkIfMatch, loadOwnedStream, loadStream, ownedBy, runCommand, type LoadedStream, type RunResult } from '../shared/handler.ts';
 import type { CreateCustomerInput, CustomerCommand, CustomerPatch } from './commands.ts';
 import { customerDecider, iceChange, initialCustomerState, type CustomerState } from './decider.ts';
 import { customerStream, type CustomerEvent } from './events.ts';
@@ -30,9 +29,11 @@ export interface CustomerWrite {
   metadata: EventMetadata;
   /** If-Match: the customer version the client read. */
   ifMatch?: number;
+  /** The request's command id under an Idempotency-Key (RunOptions.commandId). */
+  commandId?: string;
 }
 
-export type CustomerResult = ExecuteResult<CustomerEvent, CustomerState>;
+export type CustomerResult = RunResult<CustomerEvent, CustomerState>;
 
 /** The customer's stream, or NOT_FOUND when it does not exist in this organization. */
 export function loadCustomer(store: EventStore, organizationId: string, customerId: string): Promise<LoadedStream<CustomerState>> {
@@ -44,27 +45,33 @@ function iceClaims(organizationId: string, ice: string | null) {
 }
 
 /** The command on the stream the caller loaded (`known`: its first attempt reads nothing again). */
-function run(w: CustomerWrite, metadata: EventMetadata, command: CustomerCommand, known: LoadedStream<CustomerState>): Promise<CustomerResult> {
-  return execute(w.store, customerStream(command.data.customer_id), customerDecider, command, { metadata, ifMatch: w.ifMatch, known });
+function run(w: CustomerWrite, metadata: EventMetadata, command: CustomerCommand, known: LoadedStream<CustomerState>, mustExist = true): Promise<CustomerResult> {
+  return runCommand(w.store, customerStream(command.data.customer_id), customerDecider, command, {
+    metadata,
+    ifMatch: w.ifMatch,
+    commandId: w.commandId,
+    known,
+    guard: ownedBy(w.organizationId, 'Customer', mustExist),
+    what: 'customer',
+  });
 }
 
 /** POST /customers. `customerId` is a fresh UUID v7 chosen by the caller. */
 export async function createCustomer(w: CustomerWrite, customerId: string, input: CreateCustomerInput): Promise<CustomerResult> {
   const { metadata, commandMetadata } = envelope(w.metadata, w.organizationId);
   validateNewCustomer(input); // a bad body must not hold an ICE, even for a moment
-  // Created by an earlier attempt of this request: answer it, whatever became of its ICE since.
+  // Created by an earlier attempt of this request (the id derives from its Idempotency-Key):
+  // answer it, whatever became of its ICE since, and claim nothing.
   const known = await loadStream(w.store, customerStream(customerId), customerDecider);
-  if (known.recorded.length > 0) {
-    if (known.recorded[0].metadata.organization_id !== w.organizationId) throw notFound('Customer');
-    return { events: [], state: known.state, revision: known.revision, position: known.position };
-  }
+  ownedBy(w.organizationId, 'Customer', false)(known);
+  if (known.recorded.length > 0) return { events: [], state: known.state, revision: known.revision, position: known.position };
   const command: CustomerCommand = { type: 'CreateCustomer', data: { ...input, customer_id: customerId }, metadata: commandMetadata };
   const { claim } = iceChange(command, initialCustomerState);
   return writeWithReservations(
     w.store,
     { owner: customerId, metadata, claims: iceClaims(w.organizationId, claim), releases: [] },
-    // A new stream: execute appends with no_stream (a taken id would be a conflict, not an overwrite).
-    () => execute(w.store, customerStream(customerId), customerDecider, command, { metadata, known }),
+    // A new stream: the runner appends with no_stream (a taken id would be a conflict, not an overwrite).
+    () => run({ ...w, ifMatch: undefined }, metadata, command, known, false),
   );
 }
 

@@ -19,21 +19,26 @@
  */
 import type { EventMetadata, EventStore } from '../../eventstore/types.ts';
 import { validationError } from '../../shared/errors.ts';
+import type { InvoiceCustomer } from './commands.ts';
 import { invoiceNumbering } from '../invoicenumber/handler.ts';
 import { isFinalizationPending, numberingYear } from './decider.ts';
 import { loadInvoice, runOnInvoice, type InvoiceResult, type InvoiceWrite } from './handlers.ts';
 
 /** POST /invoices/{id}/finalize. If-Match applies to step (1), the only step the client asked for. */
 export async function finalizeInvoice(w: InvoiceWrite, invoiceId: string): Promise<InvoiceResult> {
+  // Read once, beside the first load: no attempt of this request changes it.
+  const organizationRead = w.facts.organization(w.organizationId);
+  organizationRead.catch(() => {}); // awaited below; a failure surfaces there, not as an unhandled rejection
+  const customers = new Map<string, Promise<InvoiceCustomer | null>>();
   const started = await runOnInvoice(w, invoiceId, async (state, metadata) => {
     // Refuse before the lock what the numbering stream would refuse after it.
     const year = state.invoice ? numberingYear(state.invoice) : 0;
     if (state.invoice && (year < 1000 || year > 9999)) throw validationError([{ field: 'issue_date', message: 'must be in the years 1000 to 9999' }]);
-    const customerId = state.invoice?.customer_id;
-    const [customer, organization] = await Promise.all([
-      w.facts.customer(w.organizationId, customerId),
-      w.facts.organization(w.organizationId),
-    ]);
+    // The customer is the one the invoice names in this state: a concurrent PATCH may change it
+    // between attempts, so it is read here (once per customer id), not before the runner.
+    const customerId = state.invoice?.customer_id ?? '';
+    if (!customers.has(customerId)) customers.set(customerId, w.facts.customer(w.organizationId, state.invoice?.customer_id));
+    const [customer, organization] = await Promise.all([customers.get(customerId)!, organizationRead]);
     return { type: 'StartFinalization', data: { invoice_id: invoiceId, customer, organization }, metadata };
   });
   // An earlier attempt of this request (Idempotency-Key) locked it and is done: answer the invoice as it is.
@@ -51,7 +56,7 @@ async function completeFinalization(w: InvoiceWrite, invoiceId: string, started:
     invoiceId,
     (_state, command) => ({ type: 'CompleteFinalization', data: { invoice_id: invoiceId, invoice_number: number }, metadata: command }),
     // No If-Match: the lock is ours, and a concurrent append can only be recovery's same completion.
-    { ifMatch: undefined, known: started },
+    { ifMatch: undefined, known: { recorded: [], state: started.state, revision: started.revision, position: started.position } },
   );
 }
 

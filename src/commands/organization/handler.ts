@@ -1,10 +1,14 @@
 /**
- * Organization command handlers: the decider run through load-decide-append,
- * wrapped in the reservations it needs (DESIGN section 3):
+ * Organization command handlers: the decider run through the one command
+ * runner (src/commands/shared/handler.ts), wrapped in the reservations it
+ * needs (docs/organizations.md):
+ *   - the ICE `orgice-<ice>`, platform wide, claimed first: a request whose
+ *     ICE is taken fails before it holds anything else;
  *   - an entity slot `orgslot-<account>-<n>` (n in 1..cap) for the plan's
- *     entity cap, so two concurrent creations can never both take the last one;
- *   - the ICE `orgice-<ice>`, platform wide.
- * Every handler returns the execute result: the position to wait for (read
+ *     entity cap, so two concurrent creations can never both take the last
+ *     one. Only a request that holds its ICE takes a slot, so requests about
+ *     to fail on a duplicate ICE never make others see the cap reached.
+ * Every handler returns the runner's result: the position to wait for (read
  * your writes) and the organization as decided.
  */
 import type { EventMetadata, EventStore } from '../../eventstore/types.ts';
@@ -12,6 +16,7 @@ import { DomainError, notFound } from '../../shared/errors.ts';
 import { envelope } from '../command.ts';
 import {
   claimFirstFree,
+  readReservation,
   iceAlreadyUsed,
   ORGANIZATION_ICE,
   organizationSlotScope,
@@ -19,7 +24,7 @@ import {
   writeWithReservations,
   type ReservedValue,
 } from '../reservation/index.ts';
-import { checkIfMatch, execute, loadStream, type ExecuteResult } from '../shared/handler.ts';
+import { checkIfMatch, loadStream, runCommand, type RunResult } from '../shared/handler.ts';
 import type { NewOrganizationInput, OrganizationCommand, OrganizationPatch } from './commands.ts';
 import { iceChange, organizationDecider, type OrganizationState } from './decider.ts';
 import { organizationStream, type OrganizationEvent } from './events.ts';
@@ -35,13 +40,14 @@ export interface OrganizationWrite {
   commandId?: string;
 }
 
-export type OrganizationResult = ExecuteResult<OrganizationEvent, OrganizationState>;
+export type OrganizationResult = RunResult<OrganizationEvent, OrganizationState>;
 
 function run(w: OrganizationWrite, metadata: EventMetadata, command: OrganizationCommand): Promise<OrganizationResult> {
-  return execute(w.store, organizationStream(command.data.organization_id), organizationDecider, command, {
+  return runCommand(w.store, organizationStream(command.data.organization_id), organizationDecider, command, {
     metadata,
     ifMatch: w.ifMatch,
     commandId: w.commandId,
+    what: 'organization',
   });
 }
 
@@ -52,7 +58,7 @@ function entityCapReached(cap: number): DomainError {
 export interface Provisioning {
   organization_id: string;
   account_id: string;
-  /** The plan's entity cap (CONTRACT section 8). */
+  /** The plan's entity cap (docs/api-decisions.md, plans). */
   entity_cap: number;
   profile: NewOrganizationInput;
 }
@@ -68,24 +74,41 @@ export async function provisionOrganization(w: OrganizationWrite, p: Provisionin
     return { events: [], state: existing.state, revision: existing.revision, position: existing.position };
   }
   const slots = organizationSlotScope(p.account_id);
-  const slot = await claimFirstFree(w.store, slots, p.entity_cap, p.organization_id, metadata);
-  if (slot === null) throw entityCapReached(p.entity_cap);
-  const command: OrganizationCommand = {
+  const commandFor = (slot: number): OrganizationCommand => ({
     type: 'ProvisionOrganization',
     data: { ...p.profile, organization_id: p.organization_id, account_id: p.account_id, entity_slot: slot },
     metadata: commandMetadata,
-  };
-  const { claim } = iceChange(command, organizationDecider.initialState);
+  });
+  const { claim } = iceChange(commandFor(0), organizationDecider.initialState);
+  const iceTaken = iceAlreadyUsed();
   try {
     return await writeWithReservations(
       w.store,
-      { owner: p.organization_id, metadata, claims: claim ? [{ scope: ORGANIZATION_ICE, value: claim, taken: iceAlreadyUsed }] : [], releases: [] },
-      () => run(w, metadata, command),
+      { owner: p.organization_id, metadata, claims: claim ? [{ scope: ORGANIZATION_ICE, value: claim, taken: () => iceTaken }] : [], releases: [] },
+      async () => {
+        const slot = await claimFirstFree(w.store, slots, p.entity_cap, p.organization_id, metadata);
+        if (slot === null) throw entityCapReached(p.entity_cap);
+        try {
+          return await run(w, metadata, commandFor(slot));
+        } catch (err) {
+          await release(w.store, slots, String(slot), p.organization_id, metadata).catch(() => false);
+          throw err;
+        }
+      },
     );
   } catch (err) {
-    await release(w.store, slots, String(slot), p.organization_id, metadata).catch(() => false);
+    // The plan's cap comes before the ICE: an account with no free slot hears that, as it would have without the ICE.
+    if (err === iceTaken && !(await anySlotFree(w.store, slots, p.entity_cap))) throw entityCapReached(p.entity_cap);
     throw err;
   }
+}
+
+/** Whether some entity slot of the account is free (read only; the refusal path of a duplicate ICE). */
+async function anySlotFree(store: EventStore, slots: ReturnType<typeof organizationSlotScope>, cap: number): Promise<boolean> {
+  for (let slot = 1; slot <= cap; slot++) {
+    if ((await readReservation(store, slots, String(slot))).owner === null) return true;
+  }
+  return false;
 }
 
 /** The ICE values an update actually gave up, read from the events it appended. */

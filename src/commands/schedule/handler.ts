@@ -1,6 +1,6 @@
 /**
  * Schedule command handlers: the pure decider run through the one command
- * runner (execute, src/commands/shared/handler.ts), wrapped in the quota
+ * runner (runCommand, src/commands/shared/handler.ts), wrapped in the quota
  * reservation (DESIGN section 3): a schedule holds a slot
  * `scheduleslot-<org>-<n>` (n in 1..the plan's quota) while it is active or
  * paused, so two concurrent creates can never both take the last one. The
@@ -16,7 +16,7 @@ import { DomainError, notFound } from '../../shared/errors.ts';
 import { envelope } from '../command.ts';
 import type { InvoiceCustomer } from '../invoice/commands.ts';
 import { claim, release, ReservationTakenError, writeWithReservations, type ReservationScope } from '../reservation/index.ts';
-import { checkIfMatch, execute, loadOwnedStream, loadStream, type ExecuteResult, type LoadedStream } from '../shared/handler.ts';
+import { checkIfMatch, loadOwnedStream, loadStream, ownedBy, runCommand, type LoadedStream, type RunResult } from '../shared/handler.ts';
 import type { CreateScheduleInput, ScheduleCommand, SchedulePatch } from './commands.ts';
 import { releasesQuotaSlot, scheduleDecider, type ScheduleState } from './decider.ts';
 import { scheduleStream, type ScheduleEvent } from './events.ts';
@@ -33,7 +33,7 @@ export interface ScheduleWrite {
   commandId?: string;
 }
 
-export type ScheduleResult = ExecuteResult<ScheduleEvent, ScheduleState>;
+export type ScheduleResult = RunResult<ScheduleEvent, ScheduleState>;
 
 /** An organization's quota slots (values 1..quota). */
 export function scheduleSlotScope(organizationId: string): ReservationScope {
@@ -58,8 +58,8 @@ export async function runScheduleCommand(w: ScheduleWrite, command: ScheduleComm
   const preview = scheduleDecider.decide(command, loaded.state);
   const slot = loaded.state.schedule?.quota_slot;
   const run = () =>
-    execute(w.store, scheduleStream(command.data.schedule_id), scheduleDecider, command, {
-      metadata, ifMatch: w.ifMatch, known: loaded, commandId: w.commandId,
+    runCommand(w.store, scheduleStream(command.data.schedule_id), scheduleDecider, command, {
+      metadata, ifMatch: w.ifMatch, known: loaded, commandId: w.commandId, guard: ownedBy(w.organizationId, 'Recurring schedule'), what: 'schedule',
     });
   if (preview.length === 0) return run();
   if (!releasesQuotaSlot(preview) || slot === undefined) return run();
@@ -131,7 +131,7 @@ export async function createSchedule(w: ScheduleWrite, n: NewSchedule): Promise<
     metadata: commandMetadata,
   };
   try {
-    return await execute(w.store, stream, scheduleDecider, command, { metadata, known });
+    return await runCommand(w.store, stream, scheduleDecider, command, { metadata, known, guard: ownedBy(w.organizationId, 'Recurring schedule', false), what: 'schedule' });
   } catch (err) {
     await release(w.store, scheduleSlotScope(w.organizationId), String(slot), n.scheduleId, metadata).catch(() => false);
     throw err;

@@ -1,9 +1,30 @@
 /**
- * Runs a command against one stream: load, fold, decide, append at the
- * expected revision. A concurrent writer makes the append fail; we then load
- * again and decide again (a few times), so writers never overwrite each other.
- * With `ifMatch` (the client's If-Match) a stale revision is VERSION_CONFLICT
- * instead of a retry: the client asked for that exact version.
+ * The one command runner: every command of every aggregate (invoices,
+ * customers, organizations, and any new one) goes through `runCommand`:
+ * load the stream, fold it, decide, append at the expected revision.
+ *
+ * - **Retries.** A concurrent writer makes the append fail; the runner loads
+ *   again and decides again, after a short jittered pause, up to
+ *   MAX_ATTEMPTS times. When they run out the client gets 409
+ *   VERSION_CONFLICT with `current_version` (docs/api-decisions.md), never
+ *   a 500: nothing was written, and reading then retrying is safe.
+ * - **If-Match.** With `ifMatch` (the client's If-Match) a stale revision is
+ *   VERSION_CONFLICT at once: the client asked for that exact version.
+ * - **Idempotent commands.** `commandId` (derived from the request's
+ *   Idempotency-Key) is the id of the first event appended; an attempt that
+ *   finds it in the stream answers the state as it is, since an earlier
+ *   attempt (one that died before answering) did the work. Creates use it
+ *   too: their decider decides nothing on an existing stream.
+ * - **Tenancy.** `guard` refuses a stream the caller may not act on (another
+ *   organization's id is NOT_FOUND), on every load, before the decider runs.
+ *
+ * Enrichment (read-model facts a decision needs) happens before the runner,
+ * in the handler's entry, and arrives inside the command; `command` may be a
+ * function of the state only for a fact that depends on the state and must
+ * be re-read on conflict (say why where you do it).
+ *
+ * The invoice numbering stream (src/commands/invoicenumber/handler.ts) is the
+ * one deliberate exception: a hot stream with its own cache and batching.
  */
 import { v7 as uuidv7 } from 'uuid';
 import type { EventMetadata, EventStore, NewEvent, RecordedEvent } from '../../eventstore/types.ts';
@@ -11,37 +32,38 @@ import { WrongExpectedVersionError } from '../../eventstore/types.ts';
 import { DomainError, notFound } from '../../shared/errors.ts';
 import { fold, type Decider, type DomainEvent } from './decider.ts';
 
-export interface ExecuteOptions<S = unknown> {
-  metadata: EventMetadata;
-  /** The stream as the caller just read it (its checks ran on it): the first attempt decides on it without reading again. */
-  known?: LoadedStream<S>;
-  /** Expected stream revision from If-Match; -1 means "must not exist". */
-  ifMatch?: number;
-  retries?: number;
-  /**
-   * Id of the first event, the same on every attempt of one request (derived
-   * from its Idempotency-Key): an attempt that finds it in the stream answers
-   * the state as it is, since an earlier attempt (one that died before
-   * answering) did the work.
-   */
-  commandId?: string;
-}
-
-export interface ExecuteResult<E, S> {
-  /** Events this command appended ([] when the decider decided nothing). */
-  events: E[];
-  state: S;
-  /** Stream revision after the command (-1: stream still absent). */
-  revision: number;
-  /** Log position to wait for (read your writes); null when nothing was appended. */
-  position: string | null;
-}
+/** Attempts of one command under contention (each after a reload). */
+export const MAX_ATTEMPTS = 8;
 
 /** A stream as read: its events, their fold, and where it ends (-1 and null when absent). */
 export interface LoadedStream<S> {
   recorded: RecordedEvent[];
   state: S;
   revision: number;
+  position: string | null;
+}
+
+export interface RunOptions<S> {
+  metadata: EventMetadata;
+  /** Expected stream revision from If-Match. */
+  ifMatch?: number;
+  /** Id of the first event, the same on every attempt of one request (see above). */
+  commandId?: string;
+  /** The stream as the caller just read it (its checks ran on it): the first attempt decides on it without reading again. */
+  known?: LoadedStream<S>;
+  /** Throws (NOT_FOUND) when the caller may not act on this stream; runs on every load of the runner's own. */
+  guard?: (loaded: LoadedStream<S>) => void;
+  /** Names the resource in VERSION_CONFLICT messages ('invoice', 'customer', ...). */
+  what?: string;
+}
+
+export interface RunResult<E, S> {
+  /** Events this command appended ([] when the decider decided nothing). */
+  events: E[];
+  state: S;
+  /** Stream revision after the command (-1: stream still absent). */
+  revision: number;
+  /** Log position to wait for (read your writes): what was appended, else the stream's last event; null when the stream is absent. */
   position: string | null;
 }
 
@@ -57,10 +79,23 @@ export async function loadStream<C, E extends DomainEvent, S>(
   return { recorded, state, revision: last ? last.revision : -1, position: last ? last.position : null };
 }
 
+/** A stream that does not exist yet, for a create's first attempt (it appends without reading). */
+export function absentStream<S>(initialState: S): LoadedStream<S> {
+  return { recorded: [], state: initialState, revision: -1, position: null };
+}
+
 /**
- * A stream whose first event belongs to `organizationId`, or NOT_FOUND (`what`):
- * streams have global ids, so another organization's id must not reach the decider.
+ * Guard: the stream's first event belongs to `organizationId` (streams have
+ * global ids, so another organization's id must not reach the decider).
+ * `mustExist`: an absent stream is NOT_FOUND too (every command but a create).
  */
+export function ownedBy(organizationId: string, what: string, mustExist = true): (loaded: LoadedStream<unknown>) => void {
+  return ({ recorded }) => {
+    if (recorded.length === 0 ? mustExist : recorded[0].metadata.organization_id !== organizationId) throw notFound(what);
+  };
+}
+
+/** A stream whose first event belongs to `organizationId`, or NOT_FOUND (`what`). */
 export async function loadOwnedStream<C, E extends DomainEvent, S>(
   store: EventStore,
   stream: string,
@@ -69,15 +104,17 @@ export async function loadOwnedStream<C, E extends DomainEvent, S>(
   what: string,
 ): Promise<LoadedStream<S> & { position: string }> {
   const loaded = await loadStream(store, stream, decider);
-  if (loaded.recorded.length === 0 || loaded.recorded[0].metadata.organization_id !== organizationId) throw notFound(what);
+  ownedBy(organizationId, what)(loaded);
   return loaded as LoadedStream<S> & { position: string };
 }
 
-/** If-Match names a version the stream is no longer (or not yet) at. */
-export function versionConflict(revision: number, expected: number, what = 'resource'): DomainError {
-  return new DomainError('VERSION_CONFLICT', `The ${what} is at version ${revision}, not ${expected}. Read it again and retry.`, {
-    current_version: revision,
-  });
+/** The stream is at `revision`, not at the version the client named (or a concurrent writer got there first). */
+export function versionConflict(revision: number, expected: number | null, what = 'resource'): DomainError {
+  const message =
+    expected === null
+      ? `The ${what} was changed by other requests on every one of ${MAX_ATTEMPTS} attempts; it is at version ${revision}. Read it again and retry.`
+      : `The ${what} is at version ${revision}, not ${expected}. Read it again and retry.`;
+  return new DomainError('VERSION_CONFLICT', message, { current_version: revision });
 }
 
 /** Throws VERSION_CONFLICT when the client sent If-Match and the stream is elsewhere. */
@@ -85,39 +122,42 @@ export function checkIfMatch(ifMatch: number | undefined, revision: number, what
   if (ifMatch !== undefined && ifMatch !== revision) throw versionConflict(revision, ifMatch, what);
 }
 
-export async function execute<C, E extends DomainEvent, S>(
+/** A short random pause before attempt `attempt`, so contending writers spread out instead of colliding again. */
+function backoff(attempt: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 ** attempt)));
+}
+
+export async function runCommand<C, E extends DomainEvent, S>(
   store: EventStore,
   stream: string,
   decider: Decider<C, E, S>,
-  command: C,
-  options: ExecuteOptions<S>,
-): Promise<ExecuteResult<E, S>> {
-  const attempts = options.retries ?? 5;
+  command: C | ((state: S) => C | Promise<C>),
+  options: RunOptions<S>,
+): Promise<RunResult<E, S>> {
+  const { metadata, ifMatch, commandId, guard, what } = options;
   for (let attempt = 1; ; attempt++) {
     const loaded = attempt === 1 && options.known ? options.known : await loadStream(store, stream, decider);
+    if (loaded !== options.known) guard?.(loaded); // the caller checked what it passed as known
     const { recorded, state, revision, position } = loaded;
-    if (options.commandId && recorded.some((r) => r.id === options.commandId)) {
-      return { events: [], state, revision, position };
-    }
-    checkIfMatch(options.ifMatch, revision);
-    const decided = decider.decide(command, state);
-    if (decided.length === 0) return { events: [], state, revision, position: null };
+    if (commandId && recorded.some((r) => r.id === commandId)) return { events: [], state, revision, position };
+    checkIfMatch(ifMatch, revision, what);
+    const decided = decider.decide(typeof command === 'function' ? await (command as (s: S) => C | Promise<C>)(state) : command, state);
+    if (decided.length === 0) return { events: [], state, revision, position };
     const events: NewEvent[] = decided.map((e, i) => ({
-      id: i === 0 && options.commandId ? options.commandId : uuidv7(),
+      id: i === 0 && commandId ? commandId : uuidv7(),
       type: e.type,
       data: e.data,
-      metadata: options.metadata,
+      metadata,
     }));
     try {
       const result = await store.appendToStream(stream, events, revision === -1 ? 'no_stream' : revision);
-      const next = decided.reduce(decider.evolve, state);
-      return { events: decided, state: next, revision: result.nextRevision, position: result.position };
+      return { events: decided, state: decided.reduce(decider.evolve, state), revision: result.nextRevision, position: result.position };
     } catch (err) {
       if (!(err instanceof WrongExpectedVersionError)) throw err;
-      if (options.ifMatch !== undefined) {
-        throw new DomainError('VERSION_CONFLICT', 'The resource was changed by another request. Read it again and retry.');
-      }
-      if (attempt >= attempts) throw err;
+      const actual = typeof err.actual === 'number' ? err.actual : -1;
+      if (ifMatch !== undefined) throw versionConflict(actual, ifMatch, what);
+      if (attempt >= MAX_ATTEMPTS) throw versionConflict(actual, null, what);
+      await backoff(attempt);
     }
   }
 }

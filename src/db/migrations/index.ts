@@ -18,6 +18,8 @@ import * as m0012 from './0012_idempotency_seed.ts';
 import * as m0013 from './0013_invoice_items_on_row.ts';
 import * as m0030 from './0030_recurring_schedules.ts';
 import * as m0031 from './0031_schedule_reactions.ts';
+import * as m0050 from './0050_dashboard.ts';
+import * as m0060 from './0060_es_hash_chain.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_eventstore': m0001,
@@ -35,4 +37,6 @@ export const migrations: Record<string, Migration> = {
   '0013_invoice_items_on_row': m0013,
   '0030_recurring_schedules': m0030,
   '0031_schedule_reactions': m0031,
+  '0050_dashboard': m0050,
+  '0060_es_hash_chain': m0060,
 };

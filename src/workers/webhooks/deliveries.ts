@@ -55,14 +55,59 @@ const SELECT = sql`
   left join lateral (select status_code, error from webhook_attempts where delivery_id = d.id order by id desc limit 1) a on true`;
 
 export async function listDeliveries(db: Kysely<any>, organizationId: string, status?: string, limit = 100): Promise<DeliveryView[]> {
-  if (status !== undefined && !(DELIVERY_STATUSES as readonly string[]).includes(status)) {
-    throw new DomainError('VALIDATION_ERROR', `status "${status}" is not one of ${DELIVERY_STATUSES.join(', ')}`);
+  return searchDeliveries(db, organizationId, { status, limit });
+}
+
+export interface DeliveryFilter {
+  endpointId?: string;
+  eventType?: string;
+  status?: string;
+  /** created_at bounds, inclusive (ISO datetimes). */
+  from?: string;
+  to?: string;
+  /** Only deliveries older than this one (created_at, id): the next page of a newest-first list. */
+  before?: { createdAt: string; id: string };
+  limit?: number;
+}
+
+/** An organization's deliveries matching `f`, newest first. */
+export async function searchDeliveries(db: Kysely<any>, organizationId: string, f: DeliveryFilter): Promise<DeliveryView[]> {
+  if (f.status !== undefined && !(DELIVERY_STATUSES as readonly string[]).includes(f.status)) {
+    throw new DomainError('VALIDATION_ERROR', `status "${f.status}" is not one of ${DELIVERY_STATUSES.join(', ')}`);
   }
   const org = checkId(organizationId, 'organization');
+  const conditions = [sql`d.organization_id = ${org}`];
+  if (f.status) conditions.push(sql`d.status = ${f.status}`);
+  if (f.endpointId) conditions.push(sql`d.endpoint_id = ${checkId(f.endpointId, 'endpoint')}`);
+  if (f.eventType) conditions.push(sql`d.event_type = ${f.eventType}`);
+  if (f.from) conditions.push(sql`d.created_at >= ${f.from}::timestamptz`);
+  if (f.to) conditions.push(sql`d.created_at <= ${f.to}::timestamptz`);
+  if (f.before) conditions.push(sql`(d.created_at, d.id) < (${f.before.createdAt}::timestamptz, ${checkId(f.before.id, 'delivery')})`);
   const { rows } = await sql`${SELECT}
-    where d.organization_id = ${org} ${status ? sql`and d.status = ${status}` : sql``}
-    order by d.created_at desc, d.id desc limit ${limit}`.execute(db);
+    where ${sql.join(conditions, sql` and `)}
+    order by d.created_at desc, d.id desc limit ${f.limit ?? 100}`.execute(db);
   return rows.map(view);
+}
+
+export interface AttemptView {
+  attempt_number: number;
+  attempted_at: string;
+  status_code: number | null;
+  duration_ms: number;
+  response_excerpt: string | null;
+  error: string | null;
+}
+
+/** Every attempt of a delivery, every series (replays) included, oldest first. */
+export async function listAttempts(db: Kysely<any>, deliveryId: string): Promise<AttemptView[]> {
+  const rows = await db
+    .selectFrom('webhook_attempts')
+    .select(['attempt_number', 'attempted_at', 'status_code', 'duration_ms', 'response_excerpt', 'error'])
+    .where('delivery_id', '=', checkId(deliveryId, 'delivery'))
+    .orderBy('attempted_at')
+    .orderBy('id')
+    .execute();
+  return rows.map((r) => ({ ...r, attempted_at: new Date(r.attempted_at).toISOString() }) as AttemptView);
 }
 
 export async function getDelivery(db: Kysely<any>, id: string): Promise<DeliveryView> {

@@ -103,3 +103,34 @@ export async function rotateSecret(db: Kysely<any>, id: string): Promise<{ endpo
   if (!row) throw new DomainError('NOT_FOUND', `endpoint ${id} not found`);
   return { endpoint: view(row), secret };
 }
+
+export interface EndpointChanges {
+  events?: readonly string[];
+  convention?: string;
+  enabled?: boolean;
+}
+
+/**
+ * Changes an endpoint's events, convention or enabled switch (the URL is
+ * not editable: a new address is a new endpoint with its own secret). A
+ * disabled endpoint gets no new deliveries; those already created still run.
+ */
+export async function updateEndpoint(db: Kysely<any>, id: string, changes: EndpointChanges): Promise<EndpointView> {
+  const set: Record<string, unknown> = { updated_at: new Date() };
+  if (changes.events !== undefined) set.events = parseEvents(changes.events);
+  if (changes.convention !== undefined) {
+    const convention = changes.convention.toUpperCase();
+    if (!CONVENTIONS.includes(convention as Convention)) throw new DomainError('VALIDATION_ERROR', `convention "${changes.convention}" is not A or B`);
+    set.convention = convention;
+  }
+  if (changes.enabled !== undefined) set.enabled = changes.enabled;
+  const row = await db.updateTable('webhook_endpoints').set(set).where('id', '=', checkId(id, 'endpoint')).returning(COLUMNS).executeTakeFirst();
+  if (!row) throw new DomainError('NOT_FOUND', `endpoint ${id} not found`);
+  return view(row);
+}
+
+/** Deletes an endpoint with its deliveries and their attempts (foreign keys cascade). */
+export async function deleteEndpoint(db: Kysely<any>, id: string): Promise<void> {
+  const result = await db.deleteFrom('webhook_endpoints').where('id', '=', checkId(id, 'endpoint')).executeTakeFirst();
+  if (Number(result.numDeletedRows) === 0) throw new DomainError('NOT_FOUND', `endpoint ${id} not found`);
+}

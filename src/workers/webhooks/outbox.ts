@@ -13,6 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
+import { guardPool } from '../../db/connection.ts';
 import type { Outcome } from './retry.ts';
 import type { Convention } from './signing.ts';
 
@@ -62,8 +63,8 @@ export function claimConnection(url: string): Kysely<any> {
     application_name: 'invoicing:webhook-sender:claims',
     options: '-c enable_bitmapscan=off -c enable_seqscan=off',
   });
-  pool.on('error', () => {}); // a dropped idle connection is replaced on next use
-  return new Kysely<any>({ dialect: new PostgresDialect({ pool }) });
+  // A dropped connection (idle or mid-claim) is replaced on next use; the claim is retried.
+  return new Kysely<any>({ dialect: new PostgresDialect({ pool: guardPool(pool) }) });
 }
 
 /**

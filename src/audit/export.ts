@@ -1,0 +1,89 @@
+/**
+ * `audit export`: every event of one organization whose occurred_at falls in
+ * a date range (calendar days in Africa/Casablanca, inclusive), in log order,
+ * with its hash, as JSON lines or CSV (docs/audit.md "Export"). It streams:
+ * one page of the log in memory at a time, and it waits for the output to
+ * drain before reading the next page, so memory stays bounded whatever the
+ * size of the log.
+ */
+import type { Writable } from 'node:stream';
+import type { EventStore, RecordedEvent } from '../eventstore/types.ts';
+
+const PAGE = 5000;
+const CASABLANCA = new Intl.DateTimeFormat('en-CA', { timeZone: 'Africa/Casablanca', year: 'numeric', month: '2-digit', day: '2-digit' });
+
+export type ExportFormat = 'jsonl' | 'csv';
+
+/** The UTC instant at which `date` (YYYY-MM-DD) starts in Casablanca (UTC+0 or UTC+1, depending on the season). */
+export function casablancaMidnight(date: string): Date {
+  const utc = Date.parse(`${date}T00:00:00.000Z`);
+  for (const offsetHours of [1, 0, 2, -1]) {
+    const candidate = utc - offsetHours * 3_600_000;
+    if (CASABLANCA.format(candidate) === date && CASABLANCA.format(candidate - 1) !== date) return new Date(candidate);
+  }
+  throw new Error(`cannot place midnight of ${date} in Africa/Casablanca`);
+}
+
+export const CSV_COLUMNS = ['position', 'stream', 'revision', 'event_id', 'type', 'occurred_at', 'actor', 'hash', 'data', 'metadata'] as const;
+
+/** RFC 4180 field: quoted when it holds a comma, quote or line break. */
+function csvField(value: unknown): string {
+  const text = value === null || value === undefined ? '' : typeof value === 'string' ? value : JSON.stringify(value);
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+function line(e: RecordedEvent, format: ExportFormat): string {
+  const row = {
+    position: e.position,
+    stream: e.stream,
+    revision: e.revision,
+    event_id: e.id,
+    type: e.type,
+    occurred_at: e.metadata.occurred_at,
+    actor: e.metadata.actor,
+    hash: e.hash,
+    data: e.data,
+    metadata: e.metadata,
+  };
+  if (format === 'jsonl') return `${JSON.stringify(row)}\n`;
+  return `${CSV_COLUMNS.map((c) => csvField(row[c])).join(',')}\r\n`;
+}
+
+export interface ExportOptions {
+  organizationId: string;
+  from: string;
+  to: string;
+  format: ExportFormat;
+  onProgress?: (read: number, written: number) => void;
+}
+
+/** Writes the export to `out`; returns how many events it wrote. */
+export async function exportEvents(store: EventStore, out: Writable, options: ExportOptions): Promise<number> {
+  const start = casablancaMidnight(options.from).toISOString();
+  const next = new Date(Date.parse(`${options.to}T00:00:00.000Z`) + 86_400_000).toISOString().slice(0, 10);
+  const end = casablancaMidnight(next).toISOString();
+  const write = async (text: string) => {
+    if (!out.write(text)) await new Promise<void>((resolve) => out.once('drain', resolve));
+  };
+  if (options.format === 'csv') await write(`${CSV_COLUMNS.join(',')}\r\n`);
+  let cursor: string | null = null;
+  let read = 0;
+  let written = 0;
+  for (;;) {
+    const page = await store.readAll(cursor, PAGE);
+    if (page.length === 0) break;
+    let chunk = '';
+    for (const e of page) {
+      const at = e.metadata?.occurred_at;
+      if (e.metadata?.organization_id === options.organizationId && typeof at === 'string' && at >= start && at < end) {
+        chunk += line(e, options.format);
+        written++;
+      }
+    }
+    read += page.length;
+    cursor = page[page.length - 1].position;
+    if (chunk) await write(chunk);
+    options.onProgress?.(read, written);
+  }
+  return written;
+}

@@ -1,0 +1,63 @@
+/**
+ * One pass over the whole log in global order, keeping each stream's head
+ * (last revision and hash), per organization. `audit verify` and the digest
+ * writer both build on it, so they agree on what "an organization's streams
+ * as of a position" means: every stream whose events carry that
+ * metadata.organization_id, except the organization's own audit stream.
+ */
+import type { EventStore, RecordedEvent } from '../eventstore/types.ts';
+import type { StreamHead } from './merkle.ts';
+
+export const AUDIT_STREAM_PREFIX = 'audit-';
+export const DIGEST_EVENT = 'AuditDigestRecorded';
+
+export function auditStream(organizationId: string): string {
+  return `${AUDIT_STREAM_PREFIX}${organizationId}`;
+}
+
+const PAGE = 5000;
+
+export class OrganizationHeads {
+  /** organization id -> stream -> head */
+  private readonly byOrg = new Map<string, Map<string, StreamHead>>();
+
+  record(event: RecordedEvent): void {
+    const org = event.metadata?.organization_id;
+    if (typeof org !== 'string' || event.stream.startsWith(AUDIT_STREAM_PREFIX)) return;
+    let heads = this.byOrg.get(org);
+    if (!heads) this.byOrg.set(org, (heads = new Map()));
+    const head = heads.get(event.stream);
+    if (head) {
+      head.revision = event.revision;
+      head.hash = event.hash;
+    } else {
+      heads.set(event.stream, { stream: event.stream, revision: event.revision, hash: event.hash });
+    }
+  }
+
+  of(organizationId: string): StreamHead[] {
+    return [...(this.byOrg.get(organizationId)?.values() ?? [])];
+  }
+}
+
+/** Calls `visit` with every event of the log in global order, page by page. */
+export async function foldLog(
+  store: EventStore,
+  visit: (event: RecordedEvent) => void,
+  onPage?: (events: number, position: string) => void,
+  until?: string | null,
+): Promise<string | null> {
+  let cursor: string | null = null;
+  let count = 0;
+  for (;;) {
+    const page = await store.readAll(cursor, PAGE);
+    if (page.length === 0) return cursor;
+    for (const event of page) {
+      if (until !== undefined && until !== null && event.position > until) return cursor;
+      visit(event);
+      cursor = event.position;
+      count++;
+    }
+    onPage?.(count, cursor!);
+  }
+}

@@ -1,0 +1,58 @@
+/**
+ * Which Chromium prints the PDFs: CHROMIUM_PATH when set (and then only
+ * that one: a configured path that is missing is an error, not a silent
+ * fallback), else the system's (Debian's `chromium` package and the usual
+ * names), else one shipped in an npm package (@sparticuz/chromium) when
+ * it is installed. Never a download.
+ */
+import { accessSync, constants } from 'node:fs';
+
+const SYSTEM_CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome-stable', '/usr/bin/google-chrome'];
+
+export class ChromiumNotFound extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ChromiumNotFound';
+  }
+}
+
+function executable(file: string): boolean {
+  try {
+    accessSync(file, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export async function findChromium(configured: string | null): Promise<string> {
+  if (configured) {
+    if (executable(configured)) return configured;
+    throw new ChromiumNotFound(`CHROMIUM_PATH=${configured} is not an executable file`);
+  }
+  const system = SYSTEM_CANDIDATES.find(executable);
+  if (system) return system;
+  try {
+    const name = '@sparticuz/chromium'; // optional: resolved only when installed
+    const shipped = (await import(name)) as { default: { executablePath(): Promise<string> } };
+    const file = await shipped.default.executablePath();
+    if (file && executable(file)) return file;
+  } catch {
+    // not installed: fall through to the error below
+  }
+  throw new ChromiumNotFound(`no Chromium found: set CHROMIUM_PATH, or install Debian's chromium (looked for ${SYSTEM_CANDIDATES.join(', ')}) or the npm package @sparticuz/chromium`);
+}
+
+/** Command-line switches for a headless, offline, reproducible Chromium. */
+export function chromiumArgs(): string[] {
+  const args = [
+    '--disable-background-networking', // the network is closed: no update checks, no safe-browsing lists
+    '--disable-component-update',
+    '--disable-dev-shm-usage', // containers have a tiny /dev/shm
+    '--font-render-hinting=none', // same glyph outlines on every machine, for the reference images
+    '--no-first-run',
+  ];
+  // Chromium refuses to start its sandbox as root (CI, containers).
+  if (process.getuid?.() === 0) args.push('--no-sandbox');
+  return args;
+}

@@ -1,0 +1,146 @@
+/**
+ * One warm Chromium per process, printing HTML to PDF.
+ *
+ * - Launched on the first print and kept; each print gets its own page in
+ *   one shared browser context, closed afterwards. The context aborts every
+ *   request (and is offline): a document is self-contained HTML, so
+ *   anything that tries to load is a bug or an injection, never a fetch.
+ * - A print that takes longer than `timeoutMs` is abandoned: its page is
+ *   closed (the browser too if the page will not close) and the caller gets
+ *   PdfUnavailable, so a request is never held for ever.
+ * - A browser that crashes or disconnects is forgotten; the next print
+ *   launches a new one. `status()` says which state it is in (/readyz).
+ */
+import { chromium, type Browser, type BrowserContext } from 'playwright-core';
+import { chromiumArgs, findChromium } from './chromium.ts';
+
+export class PdfUnavailable extends Error {
+  constructor(message: string, readonly reason: 'not_found' | 'launch_failed' | 'crashed' | 'timeout') {
+    super(message);
+    this.name = 'PdfUnavailable';
+  }
+}
+
+export interface PrinterStatus {
+  state: 'not_started' | 'starting' | 'ready' | 'unavailable';
+  executable: string | null;
+  version: string | null;
+  error: string | null;
+  /** Requests the pages tried to make, all refused. */
+  blocked_requests: number;
+  launches: number;
+}
+
+interface Warm {
+  browser: Browser;
+  context: BrowserContext;
+}
+
+export class PdfPrinter {
+  private warm: Promise<Warm> | null = null;
+  private state: PrinterStatus = { state: 'not_started', executable: null, version: null, error: null, blocked_requests: 0, launches: 0 };
+  private closed = false;
+
+  constructor(private readonly options: { chromiumPath: string | null; timeoutMs: number; newContextPerPrint?: boolean }) {}
+
+  status(): PrinterStatus {
+    return { ...this.state };
+  }
+
+  private launch(): Promise<Warm> {
+    this.state.state = 'starting';
+    const attempt = (async () => {
+      const executablePath = await findChromium(this.options.chromiumPath).catch((err: Error) => {
+        throw new PdfUnavailable(err.message, 'not_found');
+      });
+      this.state.executable = executablePath;
+      const browser = await chromium.launch({ executablePath, headless: true, args: chromiumArgs(), timeout: 30_000 }).catch((err: Error) => {
+        throw new PdfUnavailable(`Chromium (${executablePath}) did not start: ${err.message.split('\n')[0]}`, 'launch_failed');
+      });
+      browser.on('disconnected', () => {
+        if (this.warm === attempt) this.warm = null;
+        if (!this.closed) Object.assign(this.state, { state: 'unavailable', error: 'Chromium exited; it is relaunched on the next render' });
+      });
+      const context = await this.newContext(browser);
+      this.state.launches++;
+      Object.assign(this.state, { state: 'ready', version: browser.version(), error: null });
+      return { browser, context };
+    })();
+    attempt.catch((err: Error) => {
+      if (this.warm === attempt) this.warm = null;
+      Object.assign(this.state, { state: 'unavailable', error: err.message });
+    });
+    return attempt;
+  }
+
+  private async newContext(browser: Browser): Promise<BrowserContext> {
+    const context = await browser.newContext({ offline: true, javaScriptEnabled: false, serviceWorkers: 'block' });
+    await context.route('**/*', (route) => {
+      this.state.blocked_requests++;
+      return route.abort('blockedbyclient');
+    });
+    return context;
+  }
+
+  /** The warm browser (launched if needed). Exposed for tests that crash it on purpose. */
+  async browser(): Promise<Browser> {
+    return (await this.ready()).browser;
+  }
+
+  private ready(): Promise<Warm> {
+    if (this.closed) return Promise.reject(new PdfUnavailable('the PDF printer is shut down', 'crashed'));
+    this.warm ??= this.launch();
+    return this.warm;
+  }
+
+  /** HTML (self-contained, with its @page rules) -> PDF bytes. */
+  async print(html: string): Promise<Buffer> {
+    const warm = await this.ready();
+    const context = this.options.newContextPerPrint ? await this.newContext(warm.browser) : warm.context;
+    const page = await context.newPage().catch((err: Error) => {
+      throw new PdfUnavailable(`Chromium could not open a page: ${err.message.split('\n')[0]}`, 'crashed');
+    });
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new PdfUnavailable(`the render took longer than ${this.options.timeoutMs} ms and was stopped`, 'timeout')), this.options.timeoutMs);
+    });
+    const work = (async () => {
+      await page.setContent(html, { waitUntil: 'load', timeout: this.options.timeoutMs });
+      // Size, margins and the footer come from the page's own @page rules.
+      return page.pdf({ printBackground: true, preferCSSPageSize: true });
+    })();
+    try {
+      return await Promise.race([work, timeout]);
+    } catch (err) {
+      if (err instanceof PdfUnavailable) {
+        if (err.reason === 'timeout') this.abandon(warm, page);
+        throw err;
+      }
+      if (!warm.browser.isConnected()) throw new PdfUnavailable('Chromium exited during the render; it is relaunched on the next request', 'crashed');
+      throw err;
+    } finally {
+      clearTimeout(timer);
+      work.catch(() => {}); // a late failure of an abandoned render is not an unhandled rejection
+      if (!page.isClosed()) void page.close().catch(() => {});
+      if (this.options.newContextPerPrint && context !== warm.context) void context.close().catch(() => {});
+    }
+  }
+
+  /** A hung page: close it; if even that does not finish, drop the whole browser. */
+  private abandon(warm: Warm, page: { close(): Promise<void> }): void {
+    const closed = page.close().then(() => true, () => false);
+    const grace = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 2000).unref());
+    void Promise.race([closed, grace]).then((ok) => {
+      if (ok) return;
+      if (this.warm) this.warm = null;
+      void warm.browser.close().catch(() => {});
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const warm = this.warm;
+    this.warm = null;
+    if (warm) await warm.then((w) => w.browser.close(), () => {});
+  }
+}

@@ -1,0 +1,226 @@
+/**
+ * `audit verify` and `audit digest` as an operator runs them (child process,
+ * real PostgreSQL), on logs tampered with directly in es_events: an edited,
+ * a deleted and a reordered event, a deleted stream tail; and a clean log of
+ * 100,000 events written by concurrent writers.
+ */
+import { expect } from 'chai';
+import { sql } from 'kysely';
+import { v7 as uuidv7 } from 'uuid';
+import { recordDigests } from '../../src/audit/digest.ts';
+import { verifyLog } from '../../src/audit/verify.ts';
+import { recordDueDigests } from '../../src/workers/audit-digest.ts';
+import { createPostgresEventStore } from '../../src/eventstore/postgres.ts';
+import type { EventStore, NewEvent } from '../../src/eventstore/types.ts';
+import { runAdmin, type CliResult } from '../support/admin-cli.ts';
+import { freshDatabase, type TestDatabase } from '../support/database.ts';
+import { createAccount, insertOrganizationRow } from '../support/fixtures.ts';
+
+function event(org: string, i: number): NewEvent {
+  return {
+    id: uuidv7(),
+    type: i === 0 ? 'InvoiceCreated' : 'InvoiceUpdated',
+    data: { i, total: `${100 + i}.00`, note: `ligne ${i} é` },
+    metadata: { organization_id: org, actor: 'system', request_id: null, correlation_id: null, causation_id: null, occurred_at: new Date().toISOString() },
+  };
+}
+
+interface Setup {
+  database: TestDatabase;
+  store: EventStore;
+  org: string;
+  other: string;
+  streams: string[];
+}
+
+/** Two organizations, each with 4 streams of 5 events, appended interleaved. */
+async function setup(): Promise<Setup> {
+  const database = await freshDatabase();
+  const store = await createPostgresEventStore(database.pool);
+  const account = await createAccount(database.db);
+  const org = await insertOrganizationRow(database.db, account);
+  const other = await insertOrganizationRow(database.db, account);
+  const streams: string[] = [];
+  for (let s = 0; s < 8; s++) streams.push(`invoice-${uuidv7()}`);
+  for (let i = 0; i < 5; i++) {
+    for (const [k, s] of streams.entries()) await store.appendToStream(s, [event(k < 4 ? org : other, i)], i === 0 ? 'no_stream' : i - 1);
+  }
+  return { database, store, org, other, streams };
+}
+
+async function teardown(s: Setup | undefined) {
+  await s?.store.close();
+  await s?.database.drop();
+}
+
+function verify(s: Setup, ...args: string[]): Promise<CliResult> {
+  return runAdmin(s.database.url, ['audit', 'verify', ...args]);
+}
+
+async function hashOf(s: Setup, stream: string, revision: number): Promise<string> {
+  const { rows } = await sql<{ hash: string }>`select hash from es_events where stream_id = ${stream} and revision = ${revision}`.execute(s.database.db);
+  return rows[0].hash;
+}
+
+describe('audit verify', function () {
+  this.timeout(300_000);
+  let s: Setup | undefined;
+  afterEach(() => teardown(s));
+
+  it('passes on an untouched log, for the whole log and for one organization', async function () {
+    s = await setup();
+    const all = await verify(s, '--json');
+    expect(all.code, all.stderr).to.equal(0);
+    expect(JSON.parse(all.stdout)).to.include({ ok: true, events: 40, streams: 8, breaks_count: 0, first_break: null });
+    const one = await verify(s, '--org', s.org, '--json');
+    expect(one.code, one.stderr).to.equal(0);
+    expect(JSON.parse(one.stdout)).to.include({ ok: true, organization_id: s.org, events: 20, streams: 4 });
+    const humanOut = await verify(s);
+    expect(humanOut.stdout).to.match(/^OK: the whole log: 40 events in 8 streams, 0 digests verified/);
+  });
+
+  it('names exactly the event whose data was edited in PostgreSQL', async function () {
+    s = await setup();
+    const target = s.streams[2];
+    const stored = await hashOf(s, target, 3);
+    await sql`update es_events set data = jsonb_set(data, '{total}', '"999.00"') where stream_id = ${target} and revision = 3`.execute(s.database.db);
+    const r = await verify(s, '--json');
+    expect(r.code).to.equal(1);
+    const report = JSON.parse(r.stdout);
+    expect(report.ok).to.equal(false);
+    expect(report.breaks_count).to.equal(1);
+    expect(report.first_break).to.include({ kind: 'event', stream: target, revision: 3, found_hash: stored });
+    expect(report.first_break.expected_hash).to.match(/^[0-9a-f]{64}$/).and.not.equal(stored);
+    expect(r.stderr.trim()).to.equal(`error: broken: ${target} revision 3: expected ${report.first_break.expected_hash}, found ${stored}`);
+    // Human output names it too; the other organization is unaffected.
+    const humanOut = await verify(s);
+    expect(humanOut.code).to.equal(1);
+    expect(humanOut.stdout).to.contain(`event ${target} revision 3`).and.contain(`found    ${stored}`);
+    expect((await verify(s, '--org', s.other)).code).to.equal(0);
+  });
+
+  it('catches an event deleted in the middle of a stream', async function () {
+    s = await setup();
+    const target = s.streams[1];
+    await sql`delete from es_events where stream_id = ${target} and revision = 2`.execute(s.database.db);
+    const r = await verify(s, '--json');
+    expect(r.code).to.equal(1);
+    const report = JSON.parse(r.stdout);
+    expect(report.breaks_count).to.equal(1);
+    expect(report.first_break).to.include({ stream: target, revision: 3, found_hash: await hashOf(s, target, 3) });
+    expect(report.first_break.reason).to.match(/revision 2 missing/);
+  });
+
+  it('catches two events of a stream swapped', async function () {
+    s = await setup();
+    const target = s.streams[5];
+    await sql`update es_events set revision = -1 where stream_id = ${target} and revision = 1`.execute(s.database.db);
+    await sql`update es_events set revision = 1 where stream_id = ${target} and revision = 2`.execute(s.database.db);
+    await sql`update es_events set revision = 2 where stream_id = ${target} and revision = -1`.execute(s.database.db);
+    const r = await verify(s, '--json');
+    expect(r.code).to.equal(1);
+    const report = JSON.parse(r.stdout);
+    expect(report.first_break).to.include({ stream: target });
+    expect(report.breaks.map((b: any) => [b.stream, b.revision])).to.deep.equal([
+      [target, 2],
+      [target, 1],
+    ]);
+  });
+
+  it('a digest catches what chains alone cannot: a deleted stream tail', async function () {
+    s = await setup();
+    const d = await runAdmin(s.database.url, ['audit', 'digest', '--org', s.org, '--json']);
+    expect(d.code, d.stderr).to.equal(0);
+    const [digest] = JSON.parse(d.stdout);
+    expect(digest).to.include({ organization_id: s.org, stream: `audit-${s.org}`, revision: 0, streams: 4, events: 20 });
+    const ok = await verify(s, '--json');
+    expect(ok.code, ok.stdout).to.equal(0);
+    expect(JSON.parse(ok.stdout).digests).to.equal(1);
+
+    // Events appended after the digest do not disturb it.
+    await s.store.appendToStream(s.streams[0], [event(s.org, 5)], 4);
+    expect((await verify(s)).code).to.equal(0);
+
+    await sql`delete from es_events where stream_id = ${s.streams[3]} and revision = 4`.execute(s.database.db);
+    const r = await verify(s, '--org', s.org, '--json');
+    expect(r.code).to.equal(1);
+    const report = JSON.parse(r.stdout);
+    expect(report.breaks_count).to.equal(1);
+    expect(report.first_break).to.include({ kind: 'digest', stream: `audit-${s.org}`, revision: 0, found_hash: digest.root });
+  });
+
+  it('bad input: one line and exit code 2', async function () {
+    s = await setup();
+    for (const [args, message] of [
+      [['--org', 'nope'], /^error: --org "nope" is not a UUID$/],
+      [['--org', '01900000-0000-7000-8000-000000000000'], /^error: no organization 01900000-0000-7000-8000-000000000000$/],
+      [['--frobnicate'], /unknown option '--frobnicate'/],
+    ] as const) {
+      const r = await verify(s, ...args);
+      expect(r.code, `${args.join(' ')}: ${r.stderr}`).to.equal(2);
+      expect(r.stdout).to.equal('');
+      expect(r.stderr.trim().split('\n')[0]).to.match(message);
+      expect(r.stderr).not.to.match(/\n\s+at /);
+    }
+  });
+});
+
+describe('audit verify: 100,000 events by concurrent writers', function () {
+  this.timeout(900_000);
+  let database: TestDatabase;
+  let store: EventStore;
+  before(async () => {
+    database = await freshDatabase();
+    store = await createPostgresEventStore(database.pool);
+  });
+  after(async () => {
+    await store?.close();
+    await database?.drop();
+  });
+
+  it('passes, every chain intact, with a digest per organization', async function () {
+    const account = await createAccount(database.db);
+    const orgs = [await insertOrganizationRow(database.db, account), await insertOrganizationRow(database.db, account)];
+    const streams = Array.from({ length: 400 }, () => `invoice-${uuidv7()}`);
+    const writers = 16;
+    const perWriter = 100_000 / writers;
+    // Each writer appends batches of 1..9 events with 'any' to random shared streams: concurrent appends to one stream chain one after another.
+    await Promise.all(
+      Array.from({ length: writers }, async (_, w) => {
+        let written = 0;
+        let k = w;
+        while (written < perWriter) {
+          const n = Math.min(1 + (k % 9), perWriter - written);
+          const stream = streams[(k * 7919 + w) % streams.length];
+          const org = orgs[streams.indexOf(stream) % 2];
+          await store.appendToStream(stream, Array.from({ length: n }, (_, i) => event(org, written + i)), 'any');
+          written += n;
+          k++;
+        }
+      }),
+    );
+    await recordDigests(store, orgs);
+    const report = await verifyLog(store, { organizations: orgs });
+    expect(report).to.include({ ok: true, events: 100_002, streams: 402, digests: 2, breaks_count: 0 });
+  });
+});
+
+describe('audit digest: the daily worker', function () {
+  this.timeout(120_000);
+  let s: Setup | undefined;
+  afterEach(() => teardown(s));
+
+  it('writes one digest per organization per Casablanca day, and verify checks them', async function () {
+    s = await setup();
+    const day1 = new Date('2026-11-23T10:00:00.000Z');
+    const first = await recordDueDigests(s.database.db, s.store, day1);
+    expect(first.map((d) => d.organization_id).sort()).to.deep.equal([s.org, s.other].sort());
+    expect(await recordDueDigests(s.database.db, s.store, new Date('2026-11-23T22:30:00.000Z'))).to.deep.equal([]);
+    // 23:30 UTC on the 23rd is already the 24th in Casablanca (UTC+1).
+    const next = await recordDueDigests(s.database.db, s.store, new Date('2026-11-23T23:30:00.000Z'));
+    expect(next).to.have.length(2);
+    expect(next.every((d) => d.revision === 1)).to.equal(true);
+    const report = await verifyLog(s.store, { organizations: [s.org, s.other] });
+    expect(report).to.include({ ok: true, digests: 4 });
+  });
+});

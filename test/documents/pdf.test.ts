@@ -1,0 +1,186 @@
+/**
+ * The PDF, read back as its reader and an auditor would: text extracted per
+ * locale by poppler, fonts embedded, long invoices paginated with the table
+ * header repeated and the totals block whole, status marks, the first page
+ * of each locale compared pixel by pixel with a committed reference, and
+ * the page isolated from the network. Real Chromium (CHROMIUM_PATH or the
+ * system's), no mock.
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { expect } from 'chai';
+import pixelmatch from 'pixelmatch';
+import { PNG } from 'pngjs';
+import { formatMoney, formatRate, type DocumentLocale } from '../../src/documents/locale.ts';
+import { PdfPrinter, PdfUnavailable } from '../../src/documents/printer.ts';
+import { renderPdf } from '../../src/documents/service.ts';
+import { makeSource, manyLines, type LineSpec } from './fixtures.ts';
+import { arabicKey, firstPagePng, normalize, pdfFonts, pdfPages } from './pdf-support.ts';
+
+const LINES: LineSpec[] = [
+  ['Audit des comptes annuels 2025', '1', '18500', '20'],
+  ['Formation « Fiscalité marocaine » (2 jours)', '2', '4750.5', '20'],
+  ['Transport et hébergement', '1', '2300', '14'],
+  ['خدمات استشارية في المحاسبة', '3', '1200', '10'],
+  ['Manuels de référence', '5', '180', '0'],
+];
+const sample = (status: 'finalized' | 'paid' | 'void' = 'finalized') => makeSource({ lines: LINES, status, notes: 'Merci pour votre confiance.' });
+
+const WORDS: Record<DocumentLocale, string> = {
+  fr: 'Arrêtée la présente facture à la somme de quarante et un mille quatre-vingt-trois dirhams et vingt centimes toutes taxes comprises.',
+  en: 'This invoice is closed at the sum of forty-one thousand eighty-three dirhams and twenty centimes, all taxes included.',
+  ar: 'أوقفت هذه الفاتورة على مبلغ قدره واحد وأربعون ألفًا وثلاثة وثمانون درهمًا وعشرون سنتيمًا مع احتساب جميع الرسوم.',
+};
+const REFERENCES = new URL('./references/', import.meta.url);
+const DPI = 50;
+
+describe('documents: PDF', function () {
+  this.timeout(300_000);
+  const printer = new PdfPrinter({ chromiumPath: process.env.CHROMIUM_PATH || null, timeoutMs: 120_000 });
+  after(() => printer.close());
+
+  for (const locale of ['fr', 'en', 'ar'] as const) {
+    it(`${locale}: number, both ICEs, every line total, VAT per rate, total TTC and the total in words`, async () => {
+      const source = sample();
+      const text = (await pdfPages(await renderPdf(printer, source, locale))).join('\n');
+      const flat = text.replace(/\s+/g, ' ');
+      const { invoice, seller } = source;
+      expect(flat).to.include(invoice.invoice_number!);
+      expect(flat).to.include(seller.ice!);
+      expect(flat).to.include(invoice.customer!.ice!);
+      const money = (v: string) => normalize(formatMoney(v, 'MAD', locale));
+      for (const item of invoice.items) expect(flat, `line ${item.position}`).to.include(money(item.total));
+      for (const t of invoice.tax_breakdown) {
+        expect(flat).to.include(normalize(formatRate(t.rate, locale)));
+        expect(flat).to.include(money(t.taxable_amount));
+        expect(flat).to.include(money(t.tax_amount));
+      }
+      expect(invoice.total).to.equal('41083.20');
+      expect(flat).to.include(money(invoice.total));
+      if (locale === 'ar') {
+        expect(arabicKey(text)).to.include(arabicKey(WORDS.ar));
+        // Isolated, no-break grouped amounts keep their reading order inside right-to-left text.
+        expect(flat).to.include('41 083,20').and.not.include('083,20 41');
+        expect(flat).to.include('18 500,00').and.not.include('500,00 18');
+        expect(arabicKey(text)).to.include(arabicKey('خدمات استشارية في المحاسبة'));
+      } else {
+        expect(flat).to.include(WORDS[locale]);
+        expect(flat).to.include(locale === 'fr' ? '41 083,20 DH' : '41,083.20 MAD');
+      }
+    });
+  }
+
+  it('embeds every font, and only the project\'s (Noto Sans, Noto Naskh Arabic)', async () => {
+    for (const locale of ['fr', 'ar'] as const) {
+      const fonts = await pdfFonts(await renderPdf(printer, sample(), locale));
+      expect(fonts.length).to.be.greaterThan(0);
+      for (const f of fonts) {
+        expect(f.embedded, f.name).to.equal(true);
+        expect(f.name).to.match(/\+(NotoSans|NotoNaskhArabic)-/);
+      }
+      if (locale === 'ar') expect(fonts.some((f) => f.name.includes('NotoNaskhArabic'))).to.equal(true);
+    }
+  });
+
+  it('500 lines: several pages, "k/N" on each, the table header repeated, the totals block on one page', async () => {
+    const source = makeSource({ lines: manyLines(500) });
+    const pages = await pdfPages(await renderPdf(printer, source, 'fr'));
+    expect(pages.length).to.be.greaterThan(5);
+    pages.forEach((page, i) => {
+      expect(page, `page ${i + 1}`).to.include(`${i + 1}/${pages.length}`);
+      if (/Prestation \d+:/.test(page)) expect(page, `header on page ${i + 1}`).to.include('Désignation').and.include('Prix unitaire HT');
+    });
+    const lastLine = pages.findIndex((p) => p.includes('Prestation 500:'));
+    expect(lastLine).to.be.at.least(0);
+    const totalsPages = ['Récapitulatif de la TVA', 'Total HT', 'Total TTC', 'Net à payer', 'Arrêtée la présente facture'].map((label) =>
+      pages.findIndex((p) => p.toLowerCase().includes(label.toLowerCase())), // some labels are uppercased by CSS
+    );
+    expect(new Set(totalsPages).size, `totals block split over pages ${totalsPages}`).to.equal(1);
+    expect(totalsPages[0]).to.be.at.least(lastLine);
+    expect(pages.join('\n')).to.include(normalize(formatMoney(source.invoice.total, 'MAD', 'fr')));
+  });
+
+  it('marks a void invoice VOID and a paid one PAID with its date, in each language', async () => {
+    const voidFr = (await pdfPages(await renderPdf(printer, sample('void'), 'fr'), { raw: true })).join(' ');
+    expect(voidFr).to.include('ANNULÉE').and.include('Facture annulée le 25/11/2026');
+    const paidEn = (await pdfPages(await renderPdf(printer, sample('paid'), 'en'), { raw: true })).join(' ');
+    expect(paidEn).to.include('PAID').and.include('on 28 Nov 2026');
+    expect(paidEn.replace(/\s+/g, ' ')).to.include('Amount due 0.00 MAD');
+    // Rotated text only comes out in content order, where Chromium keeps right-to-left runs visual (reversed).
+    const paidAr = arabicKey((await pdfPages(await renderPdf(printer, sample('paid'), 'ar'), { raw: true })).join(' '));
+    const reversed = (word: string) => [...arabicKey(word)].reverse().join('');
+    expect(paidAr).to.include(reversed('مؤداة')).and.include(reversed('بتاريخ'));
+    const plain = (await pdfPages(await renderPdf(printer, sample(), 'fr'), { raw: true })).join(' ');
+    expect(plain).not.to.include('ANNULÉE').and.not.include('PAYÉE');
+  });
+
+  describe('first pages against the committed references', () => {
+    const versionFile = new URL('chromium-version.txt', REFERENCES);
+    for (const locale of ['fr', 'en', 'ar'] as const) {
+      it(`${locale} page 1 matches references/${locale}.png`, async () => {
+        const png = await firstPagePng(await renderPdf(printer, sample(), locale), DPI);
+        const reference = new URL(`${locale}.png`, REFERENCES);
+        const version = (await printer.browser()).version();
+        if (process.env.UPDATE_REFERENCES === '1') {
+          writeFileSync(reference, png);
+          writeFileSync(versionFile, `${version}\n`);
+        }
+        expect(existsSync(reference), 'reference image missing: run with UPDATE_REFERENCES=1').to.equal(true);
+        const recorded = readFileSync(versionFile, 'utf8').trim();
+        const actual = PNG.sync.read(png);
+        const expected = PNG.sync.read(readFileSync(reference));
+        expect([actual.width, actual.height]).to.deep.equal([expected.width, expected.height]);
+        const diff = pixelmatch(actual.data, expected.data, undefined, actual.width, actual.height, { threshold: 0.1 });
+        const share = diff / (actual.width * actual.height);
+        // Same Chromium: at most anti-aliasing noise. Another version may move glyphs by a pixel.
+        const limit = version === recorded ? 0.002 : 0.02;
+        if (version !== recorded) console.warn(`      references made with Chromium ${recorded}, this is ${version}: tolerance ${limit}`);
+        expect(share, `${diff} pixels differ (${(share * 100).toFixed(2)} %)`).to.be.at.most(limit);
+      });
+    }
+  });
+
+  it('the page makes no network request: everything the HTML asks for is refused', async () => {
+    let hits = 0;
+    const server = http.createServer((_req, res) => {
+      hits++;
+      res.end('x');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    try {
+      const before = printer.status().blocked_requests;
+      const url = `http://127.0.0.1:${port}`;
+      const pdf = await printer.print(
+        `<html><head><link rel="stylesheet" href="${url}/style.css"><style>@font-face{font-family:x;src:url(${url}/font.woff2)} body{font-family:x}</style></head>` +
+          `<body>offline<img src="${url}/logo.png"><iframe src="${url}/frame"></iframe></body></html>`,
+      );
+      expect(pdf.subarray(0, 5).toString()).to.equal('%PDF-');
+      expect(hits).to.equal(0);
+      expect(printer.status().blocked_requests).to.be.greaterThan(before);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('a render past its timeout is stopped with PdfUnavailable, and the next one works', async () => {
+    const quick = new PdfPrinter({ chromiumPath: process.env.CHROMIUM_PATH || null, timeoutMs: 100 });
+    try {
+      await quick.browser(); // warm: the timeout covers the render, not the launch
+      const rows = Array.from({ length: 20_000 }, (_, i) => `<tr><td>${i}</td><td>${'ligne '.repeat(20)}</td></tr>`).join('');
+      const err = await quick.print(`<html><body><table>${rows}</table></body></html>`).then(() => null, (e) => e);
+      expect(err).to.be.instanceOf(PdfUnavailable);
+      expect(err.reason).to.equal('timeout');
+      const small = new PdfPrinter({ chromiumPath: process.env.CHROMIUM_PATH || null, timeoutMs: 60_000 });
+      try {
+        expect((await small.print('<html><body>ok</body></html>')).subarray(0, 5).toString()).to.equal('%PDF-');
+      } finally {
+        await small.close();
+      }
+    } finally {
+      await quick.close();
+    }
+  });
+});
+
