@@ -1,5 +1,5 @@
 /**
- * Environment variables (CONTRACT section 14), read and checked once.
+ * Environment variables (docs/api-decisions.md "Operator interface"), read and checked once.
  * A bad value fails start-up with one line naming the variable (ConfigError),
  * never with a stack trace.
  */

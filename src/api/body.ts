@@ -1,7 +1,7 @@
 /**
  * Request bodies are read raw (limit 1 MiB, 413 beyond) before anything else,
  * but only parsed as JSON at the validation step, after authentication, so
- * the order of checks is the contract's (CONTRACT section 8). The raw bytes
+ * the order of checks is the contract's (docs/api-decisions.md "Keys, plans and quotas"). The raw bytes
  * stay available for the Idempotency-Key fingerprint.
  */
 import type { Request } from 'express';

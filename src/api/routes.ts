@@ -16,7 +16,7 @@ export function rootRoutes(app: Express, routes: readonly RouteSpec[]): void {
 
 export function apiRouter(rt: Runtime, routes: readonly RouteSpec[]): Router {
   const router = Router();
-  router.get('/openapi.json', openapiHandler(routes)); // no auth (CONTRACT section 13)
+  router.get('/openapi.json', openapiHandler(routes)); // no auth (docs/api-decisions.md "Beyond the reference")
   mountRoutes(router, rt, routes);
   return router;
 }

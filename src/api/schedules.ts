@@ -25,7 +25,7 @@ import { getInvoice } from '../queries/invoices.ts';
 import { countQuotaSchedules, getSchedule, listSchedules, planOf, scheduleHistory, type ScheduleListQuery } from '../queries/schedules.ts';
 import { upcomingRunDates } from '../commands/schedule/calendar.ts';
 import { notFound } from '../shared/errors.ts';
-import { isPlan, PLAN_LIMITS } from './plans.ts';
+import { isPlan, PLAN_LIMITS } from '../accounts/plans.ts';
 import type { JsonReply, RequestContext, RouteSpec } from './route.ts';
 import * as schemas from './schemas/schedules.ts';
 import { invoiceSchema } from './schemas/invoices.ts';

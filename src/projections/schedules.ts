@@ -14,7 +14,8 @@ import { SCHEDULE_EVENT_TYPES, type Schedule, type ScheduleEvent, type ScheduleR
 import type { RecordedEvent } from '../eventstore/types.ts';
 import { foldForSearch } from '../shared/search.ts';
 import type { Projector } from './projector.ts';
-import type { RecurringSchedulesTable, ScheduleRunsTable, ScheduleTables } from './schedules-tables.ts';
+import type { Database } from '../db/schema.ts';
+import type { RecurringSchedulesTable, ScheduleRunsTable } from '../db/tables/schedules.ts';
 
 export function scheduleRow(organizationId: string, s: Schedule, customerName: string): RecurringSchedulesTable {
   return {
@@ -120,7 +121,7 @@ export const schedulesProjector: Projector = {
   handles: [...SCHEDULE_EVENT_TYPES, ...CUSTOMER_EVENT_TYPES],
   tables: ['recurring_schedules', 'schedule_runs'],
   async apply(events, transaction: Transaction<any>) {
-    const trx = transaction as unknown as Kysely<ScheduleTables>;
+    const trx = transaction as unknown as Kysely<Database>;
     const { schedules, runs, deleted, renames } = collect(events);
     if (schedules.size > 0) {
       await trx

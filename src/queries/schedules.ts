@@ -8,7 +8,8 @@ import { sql, type Kysely } from 'kysely';
 import type { Frequency } from '../commands/schedule/calendar.ts';
 import { upcomingRunDates } from '../commands/schedule/calendar.ts';
 import type { SchedulePublic, ScheduleStatus } from '../commands/schedule/events.ts';
-import type { RecurringSchedulesTable, ScheduleRunsTable, ScheduleTables } from '../projections/schedules-tables.ts';
+import type { Database } from '../db/schema.ts';
+import type { RecurringSchedulesTable, ScheduleRunsTable } from '../db/tables/schedules.ts';
 import { containsPattern } from '../shared/search.ts';
 
 /** Shown on single reads: the next run dates if every run succeeds. */
@@ -33,7 +34,7 @@ export interface ScheduleView extends SchedulePublic {
 const iso = (value: Date | string) => (value instanceof Date ? value : new Date(value)).toISOString();
 const json = <T>(value: T | string): T => (typeof value === 'string' ? (JSON.parse(value) as T) : value);
 
-const typed = (db: Kysely<any>) => db as unknown as Kysely<ScheduleTables>;
+const typed = (db: Kysely<any>) => db as unknown as Kysely<Database>;
 
 /** A recurring_schedules row as the CONTRACT section 5 representation. */
 export function toSchedule(row: RecurringSchedulesTable): SchedulePublic {
@@ -120,7 +121,7 @@ export interface ScheduleListQuery {
 
 export async function listSchedules(db: Kysely<any>, organizationId: string, q: ScheduleListQuery): Promise<{ data: SchedulePublic[]; total: number }> {
   const pattern = containsPattern(q.search);
-  const filtered = (executor: Kysely<ScheduleTables>) => {
+  const filtered = (executor: Kysely<Database>) => {
     let query = executor.selectFrom('recurring_schedules').where('organization_id', '=', organizationId);
     if (q.status) query = query.where('status', '=', q.status);
     if (q.customer_id) query = query.where('customer_id', '=', q.customer_id.toLowerCase());

@@ -1,5 +1,5 @@
 /**
- * Decimal money math (CONTRACT section 1). Nothing on the money path ever
+ * Decimal money math (docs/api-decisions.md "Identifiers, dates and money"). Nothing on the money path ever
  * touches a JS float: inputs are parsed into decimal.js values from their
  * string form, and amounts leave as strings with the currency's minor units.
  * Decisions (canonical echo format, limits) are written down in docs/money.md.

@@ -1,6 +1,6 @@
 /**
- * Turns RouteSpecs into express handlers that run the checks of CONTRACT
- * section 8 in order: authentication (401), key kind / organization (400,
+ * Turns RouteSpecs into express handlers that run the checks in the order of
+ * docs/api-decisions.md "Keys, plans and quotas": authentication (401), key kind / organization (400,
  * 403, 404), plan, subscription and organization state (403), scope (403),
  * rate limit (429), validation (400/404/415), Idempotency-Key, If-Match, then
  * the handler and its reply. Each step lives in its own file here.

@@ -1,5 +1,5 @@
 /**
- * Step 6 (CONTRACT section 8): the body is parsed as JSON only now, after
+ * Step 6 (docs/api-decisions.md "Keys, plans and quotas"): the body is parsed as JSON only now, after
  * authentication; then ajv checks body and query against the route's
  * schemas (query strings coerced to the schema's types and defaults filled
  * in). Errors become VALIDATION_ERROR with readable field paths:
@@ -8,7 +8,7 @@
 import type { Request } from 'express';
 import _Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import _addFormats from 'ajv-formats';
-import { UUID } from '../../accounts/accounts.ts';
+import { isUuid } from '../../shared/ids.ts';
 import { notFound, validationError, type FieldError } from '../../shared/errors.ts';
 import { unstorableFields } from './storable.ts';
 import { parseJsonBody } from '../body.ts';
@@ -104,7 +104,7 @@ export function compileValidator(spec: RouteSpec): RouteValidator {
   return (req) => {
     const params = req.params as Record<string, string>;
     // An id that is not a UUID names nothing: 404, like an unknown one.
-    for (const name of ids) if (!UUID.test(params[name] ?? '')) throw notFound();
+    for (const name of ids) if (!isUuid(params[name])) throw notFound();
     // A GET has no body by definition; some clients send one anyway, which must not fail the read.
     const parsed = req.method === 'GET' || req.method === 'HEAD' ? undefined : parseJsonBody(req);
     const value = parsed === undefined ? {} : parsed;

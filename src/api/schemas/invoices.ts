@@ -95,7 +95,7 @@ const nullableString = { type: ['string', 'null'] };
 const nullableDatetime = { type: ['string', 'null'], format: 'date-time' };
 const amount = { type: 'string', description: 'Decimal string with the currency\'s minor units.', example: '1200.00' };
 
-/** The invoice representation (CONTRACT section 5), for OpenAPI. */
+/** The invoice representation (docs/api-decisions.md "Representations"), for OpenAPI. */
 export const invoiceSchema: JsonSchema = {
   type: 'object',
   properties: {

@@ -17,7 +17,7 @@
  * So every occurrence has exactly one invoice, whatever dies when.
  */
 import type { EventMetadata, EventStore } from '../../eventstore/types.ts';
-import type { InvoiceFacts } from '../../queries/invoice-facts.ts';
+import type { InvoiceFacts } from '../invoice/facts.ts';
 import { DomainError } from '../../shared/errors.ts';
 import { envelope } from '../command.ts';
 import type { InvoiceCommand } from '../invoice/commands.ts';

@@ -1,10 +1,11 @@
 /**
- * Typed Kysely tables of the recurring-schedule read models (migration
- * 0030_recurring_schedules): what the schedules projector writes and the
- * schedule queries and the scheduler read.
+ * The recurring-schedule read models (migrations 0030, 0031; projector
+ * src/projections/schedules.ts; queries src/queries/schedules.ts; the
+ * reactions' outbox src/workers/schedule-reactions.ts).
  */
-import type { LineValues } from '../commands/invoice/lines.ts';
-import type { PendingFailure } from '../commands/schedule/events.ts';
+import type { ColumnType } from 'kysely';
+import type { LineValues } from '../../commands/invoice/lines.ts';
+import type { PendingFailure } from '../../commands/schedule/events.ts';
 
 export interface RecurringSchedulesTable {
   id: string;
@@ -56,10 +57,19 @@ export interface ScheduleRunsTable {
   updated_at: Date | string;
 }
 
-export interface ScheduleTables {
+export interface ScheduleReactionsTable {
+  event_id: string;
+  kind: 'customer_archived' | 'organization_restored';
+  organization_id: string;
+  subject_id: string;
+  position: string;
+  occurred_at: Date | string;
+  attempts: ColumnType<number, number | undefined, number>;
+  last_error: string | null;
+}
+
+export interface SchedulesTables {
   recurring_schedules: RecurringSchedulesTable;
   schedule_runs: ScheduleRunsTable;
-  /** Read for the customer name of new rows' search text and the scheduler's organization filter. */
-  organizations: { id: string; archived: boolean; account_id: string };
-  accounts: { id: string; plan: string };
+  schedule_reactions: ScheduleReactionsTable;
 }
