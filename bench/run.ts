@@ -10,6 +10,7 @@ const benches: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   api: () => import('./api.ts'),
   webhooks: () => import('./webhooks.ts'),
   documents: () => import('./documents.ts'),
+  recurring: () => import('./recurring.ts'),
   audit: () => import('./audit.ts'),
   dashboard: () => import('./dashboard.ts'),
 };

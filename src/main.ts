@@ -15,8 +15,10 @@ import { documentRoutes } from './api/documents.ts';
 import { invoiceRoutes } from './api/invoices.ts';
 import { organizationRoutes } from './api/organization.ts';
 import { organizationsRoutes } from './api/organizations.ts';
+import { scheduleRoutes } from './api/schedules.ts';
 import { customerHolderChecks } from './commands/customer/holders.ts';
 import { organizationHolderChecks } from './commands/organization/holders.ts';
+import { scheduleHolderChecks } from './commands/schedule/holders.ts';
 import { ALL_ROLES, ConfigError, loadConfig, type Role } from './config.ts';
 import { dashboardRouter } from './dashboard/router.ts';
 import { demoStartupHook } from './demo/bootstrap.ts';
@@ -24,12 +26,15 @@ import { customersProjector } from './projections/customers.ts';
 import { invoiceNumbersProjector } from './projections/invoice-numbers.ts';
 import { invoicesProjector } from './projections/invoices.ts';
 import { organizationsProjector } from './projections/organizations.ts';
+import { schedulesProjector } from './projections/schedules.ts';
 import { stopWithParent, surviveConnectionErrors } from './process-guards.ts';
 import { startServer, type ProcessParts } from './server.ts';
 import { createLogger } from './shared/logger.ts';
 import { auditDigestWorker } from './workers/audit-digest.ts';
 import { finalizationRecoveryWorker } from './workers/finalization-recovery.ts';
 import { reservationRecoveryWorker } from './workers/reservation-recovery.ts';
+import { scheduleReactionsWorker } from './workers/schedule-reactions.ts';
+import { schedulerWorker } from './workers/scheduler.ts';
 import { webhookSenderWorker, webhookSubscriberWorker } from './workers/webhooks/index.ts';
 
 export const processParts: ProcessParts = {
@@ -40,6 +45,7 @@ export const processParts: ProcessParts = {
     ...documentRoutes,
     ...organizationRoutes,
     ...organizationsRoutes,
+    ...scheduleRoutes,
   ],
   // Role api: web apps beside the API.
   mounts: [{ path: '/dashboard', router: dashboardRouter }],
@@ -49,13 +55,16 @@ export const processParts: ProcessParts = {
     invoicesProjector,
     invoiceNumbersProjector,
     organizationsProjector,
+    schedulesProjector,
   ],
   // Background workers (src/workers/), each started by its own role.
   workers: [
-    reservationRecoveryWorker({ ...customerHolderChecks, ...organizationHolderChecks }),
+    reservationRecoveryWorker({ ...customerHolderChecks, ...organizationHolderChecks, ...scheduleHolderChecks }),
     finalizationRecoveryWorker,
     webhookSubscriberWorker,
     webhookSenderWorker,
+    schedulerWorker(),
+    scheduleReactionsWorker(),
     auditDigestWorker,
   ],
   // Run once the database is open, before the roles start.

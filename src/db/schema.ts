@@ -12,6 +12,7 @@ import type { DashboardTables } from './tables/dashboard.ts';
 import type { InvoicesTables } from './tables/invoices.ts';
 import type { OrganizationsTables } from './tables/organizations.ts';
 import type { ProjectionsTables } from './tables/projections.ts';
+import type { SchedulesTables } from './tables/schedules.ts';
 import type { WebhooksTables } from './tables/webhooks.ts';
 
 export interface Database
@@ -21,4 +22,5 @@ export interface Database
     InvoicesTables,
     OrganizationsTables,
     ProjectionsTables,
+    SchedulesTables,
     WebhooksTables {}

@@ -9,6 +9,7 @@ import { sql, type Kysely } from 'kysely';
 import { effectiveSubscriptionStatus, type Account } from '../accounts/accounts.ts';
 import { PLAN_LIMITS, requestsPerMinute, type Plan } from '../accounts/plans.ts';
 import type { Organization, OrganizationProfile } from '../commands/organization/events.ts';
+import { countQuotaSchedules } from './schedules.ts';
 import { isoOrNull as iso } from '../shared/time.ts';
 import type { Database } from '../db/schema.ts';
 
@@ -36,12 +37,6 @@ export interface VersionedOrganization {
   version: number;
 }
 
-/** Counts schedules that are active or paused, per organization. Replaced by the schedules feature. */
-export type ScheduleCounter = (db: Kysely<Database>, organizationIds: string[]) => Promise<Map<string, number>>;
-let countSchedules: ScheduleCounter = async () => new Map();
-export function useScheduleCounter(counter: ScheduleCounter): void {
-  countSchedules = counter;
-}
 
 /** A read-model row as the Organization snapshot the events carry. */
 export function rowToOrganization(row: Record<string, any>): Organization {
@@ -99,7 +94,7 @@ export async function present(db: Kysely<Database>, organizations: Organization[
       from organizations o join accounts a on a.id = o.account_id
      where o.id = any(${ids}::uuid[])`.execute(db);
   const extras = new Map(rows.map((r) => [r.id as string, extrasOf(r)]));
-  const schedules = await countSchedules(db, ids);
+  const schedules = await countQuotaSchedules(db, ids);
   return organizations.map((o) => {
     const x = extras.get(o.id);
     if (!x) throw new Error(`organization ${o.id} names a missing account ${o.account_id}`);
@@ -121,7 +116,7 @@ export async function getOrganization(db: Kysely<Database>, id: string, accountI
       from organizations o join accounts a on a.id = o.account_id
      where o.id = ${id} ${accountId === undefined ? sql`` : sql`and o.account_id = ${accountId}`}`.execute(db);
   if (!rows[0]) return null;
-  const schedules = await countSchedules(db, [id]);
+  const schedules = await countQuotaSchedules(db, [id]);
   return view(rowToOrganization(rows[0]), extrasOf(rows[0]), schedules.get(id) ?? 0);
 }
 

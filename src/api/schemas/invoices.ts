@@ -151,3 +151,6 @@ export const invoiceEventSchema: JsonSchema = {
     data: { type: 'object', description: 'The event data: the invoice as of this event, plus its own facts.' },
   },
 };
+
+/** The line object of invoices, reused by recurring schedules' item templates. */
+export { line as lineInputSchema };

@@ -1,0 +1,180 @@
+/**
+ * `npm run bench -- recurring`: one scheduler tick that finds 5,000 due
+ * occurrences (auto_finalize on: every invoice is numbered through the
+ * gapless protocol) against the baseline of the issue, measured in the same
+ * run on the same PostgreSQL: `POST /invoices` (create, 5 lines) over HTTP at
+ * concurrency 32, as `npm run bench -- invoices` (a) measures it.
+ *
+ * The service runs in its own process (`src/main.ts --role
+ * api,projector,webhooks`: it serves the API and projects what the tick
+ * writes, while it writes); the schedules are created through the schedule
+ * command handler (not timed); the tick runs in the benchmark's process through
+ * the scheduler's own code (runSchedulerTick), so exactly one tick is timed.
+ * Afterwards every invoice is checked: 5,000 of them, numbered, the numbers
+ * of each organization exactly 1..N.
+ *
+ * BENCH_SCALE multiplies the counts (occurrences in steps of 500: one
+ * organization holds at most its plan's 500 schedules).
+ */
+import { spawn } from 'node:child_process';
+import { sql } from 'kysely';
+import { v7 as uuidv7 } from 'uuid';
+import { createAccount } from '../src/accounts/accounts.ts';
+import { insertKey } from '../src/accounts/keys.ts';
+import { bundleScopes } from '../src/accounts/scopes.ts';
+import { businessToday } from '../src/commands/schedule/calendar.ts';
+import { createSchedule } from '../src/commands/schedule/handler.ts';
+import { readModelFacts } from '../src/queries/invoice-facts.ts';
+import { freePort } from '../src/db/embedded.ts';
+import { createPostgresEventStore } from '../src/eventstore/postgres.ts';
+import { silentLogger } from '../src/shared/logger.ts';
+import { runSchedulerTick } from '../src/workers/scheduler.ts';
+import { expectStatus, request } from './invoices-http.ts';
+import { runConcurrently } from './support/concurrency.ts';
+import { createBenchDatabase, startBenchServer, type BenchDatabase } from './support/postgres.ts';
+import { fmtInt, fmtMs, msSince, perSecond } from './support/stats.ts';
+import { formatTable, markdownTable } from './support/table.ts';
+
+const SCALE = Number(process.env.BENCH_SCALE ?? '1') || 1;
+const PER_ORGANIZATION = 500; // the fiduciaire plan's schedule quota
+const ORGANIZATIONS = Math.max(1, Math.round(10 * SCALE));
+const OCCURRENCES = ORGANIZATIONS * PER_ORGANIZATION;
+const CREATES = Math.max(500, Math.round(2000 * SCALE));
+const CONCURRENCY = 32;
+
+const items = Array.from({ length: 5 }, (_, i) => ({ description: `Prestation de conseil ${i + 1}`, quantity: i + 1, unit_price: 1250.5, tax_rate: i === 4 ? 10 : 20 }));
+
+interface Tenant {
+  organizationId: string;
+  auth: Record<string, string>;
+}
+
+async function tenant(database: BenchDatabase, n: number): Promise<Tenant> {
+  const account = await createAccount(database.db, { name: `Bench ${n}`, plan: 'fiduciaire', requestsPerMinute: 100_000_000 });
+  const organizationId = uuidv7();
+  const now = new Date().toISOString();
+  await database.db.insertInto('organizations').values({
+    id: organizationId, account_id: account.id, legal_name: 'Bench SARL', ice: String(100_000_000_000_000 + n),
+    billing_address: JSON.stringify({ street: null, city: null, postal_code: null, country: 'MA' }),
+    api_enabled: true, archived: false, created_at: now, updated_at: now, version: 0,
+  }).execute();
+  const { secret } = await insertKey(database.db, { accountId: account.id, organizationId, scopes: bundleScopes('full_access') });
+  return { organizationId, auth: { authorization: `Bearer ${secret}` } };
+}
+
+/** The service without the scheduler role: the tick timed below is the only one. */
+async function startService(port: number, env: Record<string, string>): Promise<{ url: string; stop(): Promise<void> }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--role', 'api,projector,webhooks'], {
+    env: { ...process.env, ...env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (d) => (output = (output + d).slice(-4000)));
+  child.stderr!.on('data', (d) => (output = (output + d).slice(-4000)));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 90_000;
+  while (!(await request(`${url}/healthz`, 'GET').then((r) => r.status === 200, () => false))) {
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`service did not start: ${output}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return {
+    url,
+    async stop() {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+export async function run(): Promise<void> {
+  const started = process.hrtime.bigint();
+  const step = (s: string) => console.log(`  ${s} (${(msSince(started) / 1000).toFixed(0)} s)`);
+  const server = await startBenchServer();
+  const database = await createBenchDatabase(server, { poolSize: 20, prefix: 'bench_recurring' });
+  let service: { url: string; stop(): Promise<void> } | null = null;
+  try {
+    console.log(`server: ${server.description}`);
+    console.log(`${fmtInt(OCCURRENCES)} due occurrences in ${ORGANIZATIONS} organizations (auto_finalize); baseline: ${fmtInt(CREATES)} POST /invoices at concurrency ${CONCURRENCY}`);
+    service = await startService(await freePort(), { DATABASE_URL: database.url, LOG_LEVEL: 'warn', SERVICE_MODE: 'test' });
+    const api = `${service.url}/api/v1`;
+    const tenants: Tenant[] = [];
+    const customers: string[] = [];
+    for (let i = 0; i < ORGANIZATIONS; i++) {
+      const t = await tenant(database, i);
+      tenants.push(t);
+      const c = await expectStatus(request(`${api}/customers`, 'POST', { name: `Client ${i}`, type: 'b2b', ice: String(200_000_000_000_000 + i) }, t.auth), 201);
+      customers.push(c.body.data.id);
+    }
+    step('service up, organizations ready');
+
+    // Baseline: create-invoice throughput, in the first organization, before anything is due.
+    const body = { customer_id: customers[0], issue_date: '2026-03-14', items };
+    await runConcurrently(200, CONCURRENCY, () => expectStatus(request(`${api}/invoices`, 'POST', body, tenants[0].auth), 201));
+    const creates = await runConcurrently(CREATES, CONCURRENCY, () => expectStatus(request(`${api}/invoices`, 'POST', body, tenants[0].auth), 201));
+    const createRate = perSecond(creates.count, creates.elapsedMs);
+    step(`baseline measured: ${fmtInt(createRate)} creates/s`);
+
+    // 500 schedules per organization, due today (Africa/Casablanca), through the schedule command handler
+    // (the API's create path without HTTP: seeding is not what is measured).
+    const today = businessToday(new Date());
+    const store = await createPostgresEventStore(database.pool, database.url);
+    const facts = readModelFacts(database.db);
+    const snapshots = await Promise.all(tenants.map((t, o) => facts.customer(t.organizationId, customers[o])));
+    await runConcurrently(OCCURRENCES, CONCURRENCY, (i) => {
+      const o = i % ORGANIZATIONS;
+      const metadata = { organization_id: tenants[o].organizationId, actor: 'bench', request_id: null, correlation_id: null, causation_id: null, occurred_at: new Date().toISOString() };
+      const input = { customer_id: customers[o], frequency: 'monthly' as const, start_date: today, auto_finalize: true, items };
+      const used = Math.floor(i / ORGANIZATIONS);
+      return createSchedule({ store, organizationId: tenants[o].organizationId, metadata }, { scheduleId: uuidv7(), input, customer: snapshots[o], quota: PER_ORGANIZATION, used });
+    });
+    const projected = async () => Number((await sql<{ n: string }>`select count(*) as n from recurring_schedules where status = 'active'`.execute(database.db)).rows[0].n);
+    while ((await projected()) < OCCURRENCES) await new Promise((r) => setTimeout(r, 500));
+    step(`${fmtInt(OCCURRENCES)} schedules created and projected`);
+
+    // The tick, in this process, on its own pool and event store (as a scheduler process has).
+    const tickStart = process.hrtime.bigint();
+    const report = await runSchedulerTick({ db: database.db, pool: database.pool, store, logger: silentLogger }, new Date());
+    const tickMs = msSince(tickStart);
+    await store.close();
+    const tickRate = perSecond(report.generated, tickMs);
+    step(`tick: ${fmtInt(report.generated)} generated, ${report.failed} failed in ${fmtMs(tickMs)}`);
+
+    // Every occurrence has its invoice, numbered, the numbers of each organization exactly 1..N.
+    // (The service projects what the tick wrote: wait until its read models hold all of it.)
+    const counts = async () => {
+      const { rows } = await sql<{ runs: string; numbered: string }>`
+        select (select count(*) from schedule_runs where status = 'success') as runs,
+               (select count(*) from invoices where invoice_number is not null) as numbered`.execute(database.db);
+      return { runs: Number(rows[0].runs), numbered: Number(rows[0].numbered) };
+    };
+    const deadline = Date.now() + 10 * 60_000;
+    let seen = await counts();
+    while ((seen.runs < report.generated || seen.numbered < report.generated) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 500));
+      seen = await counts();
+    }
+    const { rows: numbers } = await sql<{ organization_id: string; numbers: string[] }>`
+      select organization_id, array_agg(invoice_number order by invoice_number) as numbers
+        from invoices where invoice_number is not null group by organization_id`.execute(database.db);
+    const gapless = numbers.every((r) => r.numbers.every((num, i) => Number(num.slice(-6)) === i + 1));
+    const { runs: generatedRuns, numbered } = seen;
+
+    const ratio = tickRate / createRate;
+    const headers = ['case', 'ours /s', 'baseline /s', 'ratio', 'wall', 'checked', 'target', 'met'];
+    const table = [[
+      `one tick, ${fmtInt(OCCURRENCES)} due, auto_finalize`, fmtInt(tickRate), fmtInt(createRate), `${ratio.toFixed(2)}x`, fmtMs(tickMs),
+      `${fmtInt(generatedRuns)} runs, ${fmtInt(numbered)} numbered, gapless: ${gapless ? 'yes' : 'NO'}`,
+      '>= 0.50x of create, all numbered, gapless', ratio >= 0.5 && numbered === OCCURRENCES && gapless ? 'yes' : 'NO',
+    ]];
+    console.log('');
+    console.log(formatTable(headers, table));
+    if (process.argv.includes('--markdown')) console.log(`\n${markdownTable(headers, table)}`);
+    console.log(`\ntotal ${(msSince(started) / 1000).toFixed(0)} s`);
+  } finally {
+    await service?.stop().catch(() => {});
+    await database.drop().catch(() => {});
+    await server.stop();
+  }
+}

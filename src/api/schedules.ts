@@ -1,0 +1,227 @@
+/**
+ * /recurring-invoices (reference: Recurring invoices endpoints; CONTRACT
+ * sections 5, 6, 9, 11; docs/recurring.md). Reads come from the
+ * recurring_schedules and schedule_runs read models; writes run a schedule
+ * command handler, wait until the projectors have passed the appended
+ * position (read your writes), then answer from the read model like a GET.
+ * Generate answers the generated invoice (201), as POST /invoices would.
+ */
+import { businessToday } from '../commands/schedule/calendar.ts';
+import { generateOccurrence } from '../commands/schedule/generate.ts';
+import {
+  createSchedule,
+  deleteSchedule,
+  pauseSchedule,
+  resumeSchedule,
+  updateSchedule,
+  type ScheduleResult,
+  type ScheduleWrite,
+} from '../commands/schedule/handler.ts';
+import { publicSchedule } from '../commands/schedule/events.ts';
+import type { InvoiceResult } from '../commands/invoice/handlers.ts';
+import { readModelFacts } from '../queries/invoice-facts.ts';
+import { viewOfSnapshot } from '../queries/invoice-rows.ts';
+import { getInvoice } from '../queries/invoices.ts';
+import { countQuotaSchedules, getSchedule, listSchedules, planOf, scheduleHistory, type ScheduleListQuery } from '../queries/schedules.ts';
+import { upcomingRunDates } from '../commands/schedule/calendar.ts';
+import { notFound } from '../shared/errors.ts';
+import { isPlan, PLAN_LIMITS } from '../accounts/plans.ts';
+import type { JsonReply, RequestContext, RouteSpec } from './route.ts';
+import * as schemas from './schemas/schedules.ts';
+import { invoiceSchema } from './schemas/invoices.ts';
+
+const organizationOf = (ctx: RequestContext) => ctx.organizationId!; // organization routes always have one
+const TAG = 'Recurring invoices';
+
+function write(ctx: RequestContext): ScheduleWrite {
+  return {
+    store: ctx.rt.store,
+    organizationId: organizationOf(ctx),
+    metadata: ctx.metadata(),
+    ifMatch: ctx.ifMatch,
+    // Under an Idempotency-Key, every attempt's event gets the same id (ExecuteOptions.commandId).
+    commandId: ctx.idempotencySeed ? ctx.newId('command') : undefined,
+  };
+}
+
+/**
+ * The response of a schedule write: the read-model row once the schedules
+ * projector passed the write; if it does not within the wait, the schedule
+ * as decided (the write happened all the same).
+ */
+async function answer(ctx: RequestContext, result: ScheduleResult, status = 200): Promise<JsonReply> {
+  const decided = result.state.schedule!;
+  const db = ctx.rt.database.db;
+  if (result.position === null || (await ctx.rt.progress.waitFor(result.position, undefined, ['schedules']))) {
+    const stored = await getSchedule(db, organizationOf(ctx), decided.id);
+    if (stored && stored.version >= decided.version) return { status, data: stored, version: stored.version };
+  }
+  ctx.rt.logger.warn({ request_id: ctx.requestId, position: result.position }, 'schedules: projector behind, answering the decided state');
+  const upcoming = decided.status === 'active' ? upcomingRunDates(decided, 5) : [];
+  const history = await scheduleHistory(db, organizationOf(ctx), decided.id);
+  return { status, data: { ...publicSchedule(decided), upcoming_run_dates: upcoming, history }, version: decided.version };
+}
+
+/** The generated invoice, as POST /invoices answers it (read your writes on the invoices and schedules read models). */
+async function answerInvoice(ctx: RequestContext, result: InvoiceResult, schedulePosition: string | null): Promise<JsonReply> {
+  const positions = [result.position, schedulePosition].filter((p): p is string => p !== null).sort();
+  const newest = positions.at(-1)!;
+  if (await ctx.rt.progress.waitFor(newest, undefined, ['invoices', 'schedules'])) {
+    const stored = await getInvoice(ctx.rt.database.pool, organizationOf(ctx), result.invoice.id);
+    if (stored && stored.version >= result.invoice.version) return { status: 201, data: stored, version: stored.version };
+  }
+  ctx.rt.logger.warn({ request_id: ctx.requestId, position: newest }, 'schedules: projectors behind, answering the decided invoice');
+  const customer = result.state.finalization?.customer ?? (await readModelFacts(ctx.rt.database.db).customer(organizationOf(ctx), result.invoice.customer_id));
+  return { status: 201, data: viewOfSnapshot(result.invoice, customer), version: result.invoice.version };
+}
+
+/** The plan's quota and the read model's count of active and paused schedules. */
+async function quotaOf(ctx: RequestContext): Promise<{ quota: number; used: number }> {
+  const db = ctx.rt.database.db;
+  const organizationId = organizationOf(ctx);
+  const [plan, counts] = await Promise.all([planOf(db, organizationId), countQuotaSchedules(db, [organizationId])]);
+  const quota = isPlan(plan) ? PLAN_LIMITS[plan].recurringSchedulesLimit : 0;
+  return { quota, used: counts.get(organizationId) ?? 0 };
+}
+
+const today = () => businessToday(new Date());
+
+export const scheduleRoutes: RouteSpec[] = [
+  {
+    method: 'get',
+    path: '/recurring-invoices',
+    summary: 'List recurring schedules',
+    tag: TAG,
+    scope: 'invoices:read',
+    audience: 'organization',
+    query: schemas.listSchedulesQuery,
+    response: { type: 'array', items: schemas.scheduleSchema },
+    async handler(ctx, { query }: { query: ScheduleListQuery }) {
+      const { data, total } = await listSchedules(ctx.rt.database.db, organizationOf(ctx), query);
+      return { data, pagination: { total, page: query.page, perPage: query.per_page, totalPages: Math.ceil(total / query.per_page) } };
+    },
+  },
+  {
+    method: 'get',
+    path: '/recurring-invoices/:id',
+    summary: 'Read a recurring schedule (with its next 5 run dates and latest 20 runs)',
+    tag: TAG,
+    scope: 'invoices:read',
+    audience: 'organization',
+    response: schemas.scheduleSchema,
+    async handler(ctx, { params }) {
+      const schedule = await getSchedule(ctx.rt.database.db, organizationOf(ctx), params.id);
+      if (!schedule) throw notFound('Recurring schedule');
+      return { data: schedule, version: schedule.version };
+    },
+  },
+  {
+    method: 'post',
+    path: '/recurring-invoices',
+    summary: 'Create a recurring schedule',
+    tag: TAG,
+    scope: 'invoices:write',
+    audience: 'organization',
+    body: schemas.createScheduleBody,
+    successStatus: 201,
+    response: schemas.scheduleSchema,
+    errors: ['QUOTA_EXCEEDED'],
+    async handler(ctx, { body }) {
+      const { quota, used } = await quotaOf(ctx);
+      const customer = await readModelFacts(ctx.rt.database.db).customer(organizationOf(ctx), body.customer_id);
+      const input = { ...body, customer_id: typeof body.customer_id === 'string' ? body.customer_id.toLowerCase() : body.customer_id };
+      const result = await createSchedule(write(ctx), { scheduleId: ctx.newId('schedule'), input, customer, quota, used });
+      return answer(ctx, result, 201);
+    },
+  },
+  {
+    method: 'put',
+    path: '/recurring-invoices/:id',
+    summary: 'Update a recurring schedule (active or paused)',
+    tag: TAG,
+    scope: 'invoices:write',
+    audience: 'organization',
+    body: schemas.updateScheduleBody,
+    response: schemas.scheduleSchema,
+    errors: ['INVALID_STATE', 'VERSION_CONFLICT'],
+    async handler(ctx, { params, body }) {
+      return answer(ctx, await updateSchedule(write(ctx), params.id, body));
+    },
+  },
+  {
+    method: 'delete',
+    path: '/recurring-invoices/:id',
+    summary: 'Delete a recurring schedule and its history (its invoices stay)',
+    tag: TAG,
+    scope: 'invoices:write',
+    audience: 'organization',
+    response: schemas.deletedScheduleSchema,
+    errors: ['VERSION_CONFLICT'],
+    async handler(ctx, { params }) {
+      const result = await deleteSchedule(write(ctx), params.id);
+      if (result.position !== null) await ctx.rt.progress.waitFor(result.position, undefined, ['schedules']);
+      return { data: { id: params.id.toLowerCase(), deleted: true } };
+    },
+  },
+  {
+    method: 'post',
+    path: '/recurring-invoices/:id/generate',
+    summary: 'Generate the next invoice now (counts as the next occurrence)',
+    tag: TAG,
+    scope: 'invoices:write',
+    audience: 'organization',
+    body: schemas.generateScheduleBody,
+    successStatus: 201,
+    response: invoiceSchema,
+    errors: ['INVALID_STATE', 'CUSTOMER_INACTIVE'],
+    async handler(ctx, { params, body }) {
+      const w = write(ctx);
+      const deps = { store: ctx.rt.store, facts: readModelFacts(ctx.rt.database.db), organizationId: organizationOf(ctx), metadata: w.metadata };
+      const generated = await generateOccurrence(deps, params.id, { issueDate: body?.issue_date ?? today(), commandId: w.commandId });
+      return answerInvoice(ctx, generated!.invoice, generated!.schedule.position);
+    },
+  },
+  {
+    method: 'get',
+    path: '/recurring-invoices/:id/history',
+    summary: 'Runs of a recurring schedule, latest first',
+    tag: TAG,
+    scope: 'invoices:read',
+    audience: 'organization',
+    query: schemas.historyQuery,
+    response: { type: 'array', items: schemas.historyEntrySchema },
+    async handler(ctx, { params, query }: { params: Record<string, string>; query: { limit: number } }) {
+      const db = ctx.rt.database.db;
+      const schedule = await getSchedule(db, organizationOf(ctx), params.id);
+      if (!schedule) throw notFound('Recurring schedule');
+      return { data: await scheduleHistory(db, organizationOf(ctx), params.id, query.limit) };
+    },
+  },
+  {
+    method: 'post',
+    path: '/recurring-invoices/:id/pause',
+    summary: 'Pause a recurring schedule (runs falling due while paused are skipped)',
+    tag: TAG,
+    scope: 'invoices:write',
+    audience: 'organization',
+    response: schemas.scheduleSchema,
+    errors: ['INVALID_STATE', 'VERSION_CONFLICT'],
+    async handler(ctx, { params }) {
+      return answer(ctx, await pauseSchedule(write(ctx), params.id));
+    },
+  },
+  {
+    method: 'post',
+    path: '/recurring-invoices/:id/resume',
+    summary: 'Resume a paused schedule, optionally from a new next_run_date',
+    tag: TAG,
+    scope: 'invoices:write',
+    audience: 'organization',
+    body: schemas.resumeScheduleBody,
+    response: schemas.scheduleSchema,
+    errors: ['INVALID_STATE', 'VERSION_CONFLICT'],
+    async handler(ctx, { params, body }) {
+      return answer(ctx, await resumeSchedule(write(ctx), params.id, today(), body?.next_run_date));
+    },
+  },
+];

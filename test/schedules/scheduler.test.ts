@@ -1,0 +1,234 @@
+/**
+ * The scheduler's ticks, in process, at fixed instants (the clock is a
+ * parameter: nothing waits for a date). The test server runs the API and the
+ * projectors but not the scheduler role, so only the ticks below generate.
+ */
+import { expect } from 'chai';
+import { generateOccurrence } from '../../src/commands/schedule/generate.ts';
+import { encodePosition } from '../../src/eventstore/position.ts';
+import { readModelFacts } from '../../src/queries/invoice-facts.ts';
+import { silentLogger } from '../../src/shared/logger.ts';
+import { runScheduleReactions } from '../../src/workers/schedule-reactions.ts';
+import { runSchedulerTick, schedulerWorker, type SchedulerDeps } from '../../src/workers/scheduler.ts';
+import { ConfigError } from '../../src/config.ts';
+import { call } from '../support/fixtures.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { until } from '../support/wait.ts';
+import { line, schedulesClient, type SchedulesClient } from './support.ts';
+
+const at = (iso: string) => new Date(iso);
+
+describe('recurring scheduler (ticks at fixed instants)', () => {
+  let server: TestServer;
+  let api: SchedulesClient;
+  let customer: any;
+  let deps: SchedulerDeps;
+
+  before(async () => {
+    server = await startTestServer({ roles: ['api', 'projector', 'webhooks'] });
+    const rt = server.server.runtime;
+    deps = { db: rt.database.db, pool: rt.database.pool, store: rt.store, logger: silentLogger };
+  });
+  after(() => server?.stop());
+  beforeEach(async () => {
+    api = await schedulesClient(server);
+    customer = await api.invoices.customer();
+  });
+  // Ticks see every tenant's schedules: take the previous test's out of the scheduler's sight
+  // (the due list reads the read model) so each test's tick reports count its own runs only.
+  afterEach(async () => {
+    await server.database.db.updateTable('recurring_schedules').set({ status: 'cancelled' }).where('status', '=', 'active').execute();
+  });
+
+  /**
+   * Every read model caught up with every committed event so far. (Not the
+   * store's headPosition: it stops below any open transaction, so it can
+   * trail the writes this test just made.)
+   */
+  async function settled(): Promise<void> {
+    const { rows } = await server.server.runtime.database.pool.query(
+      'select transaction_id, global_position from es_events order by transaction_id desc, global_position desc limit 1',
+    );
+    if (rows[0]) expect(await server.server.runtime.progress.waitFor(encodePosition(rows[0].transaction_id, rows[0].global_position), 20_000)).to.equal(true);
+  }
+
+  async function tick(iso: string) {
+    await settled();
+    const report = await runSchedulerTick(deps, at(iso));
+    await settled();
+    return report;
+  }
+
+  const invoicesOf = async (client = api) => (await client.invoices.list('per_page=100&order=asc')).body.data;
+
+  it('the scheduler stopped for three periods: three invoices, oldest first, each with its own run date', async () => {
+    const s = await api.make(customer.id, { frequency: 'weekly', start_date: '2026-01-07', auto_finalize: true, days_until_due: 7 });
+    const report = await tick('2026-01-21T09:00:00.000Z');
+    expect(report).to.include({ ran: true, generated: 3, failed: 0 });
+    const invoices = await invoicesOf();
+    expect(invoices.map((i: any) => [i.issue_date, i.due_date, i.invoice_number, i.status])).to.deep.equal([
+      ['2026-01-07', '2026-01-14', 'INV-2026-000001', 'finalized'],
+      ['2026-01-14', '2026-01-21', 'INV-2026-000002', 'finalized'],
+      ['2026-01-21', '2026-01-28', 'INV-2026-000003', 'finalized'],
+    ]);
+    const read = (await api.get(s.id)).body.data;
+    expect(read).to.include({ occurrences: 3, next_run_date: '2026-01-28' });
+    expect(read.history.map((h: any) => [h.run_date, h.invoice_number, h.status])).to.deep.equal([
+      ['2026-01-21', 'INV-2026-000003', 'success'],
+      ['2026-01-14', 'INV-2026-000002', 'success'],
+      ['2026-01-07', 'INV-2026-000001', 'success'],
+    ]);
+    // A second tick the same day finds nothing due.
+    expect(await tick('2026-01-21T10:00:00.000Z')).to.include({ generated: 0 });
+    expect(await invoicesOf()).to.have.length(3);
+  });
+
+  it('auto_finalize and auto_send give sent invoices with numbers; max_occurrences completes the schedule', async () => {
+    const s = await api.make(customer.id, { frequency: 'monthly', start_date: '2026-02-01', auto_finalize: true, auto_send: true, max_occurrences: 2 });
+    expect(await tick('2026-04-15T12:00:00.000Z')).to.include({ generated: 2 });
+    const invoices = await invoicesOf();
+    expect(invoices.map((i: any) => [i.issue_date, i.status, i.invoice_number])).to.deep.equal([
+      ['2026-02-01', 'sent', 'INV-2026-000001'],
+      ['2026-03-01', 'sent', 'INV-2026-000002'],
+    ]);
+    expect((await api.get(s.id)).body.data).to.include({ status: 'completed', occurrences: 2, next_run_date: null });
+    // Its quota slot is free again.
+    const org = await call(`${server.url}/organization`, api.invoices.secret);
+    expect(org.body.data.api_quotas.recurring_schedules_used).to.equal(0);
+  });
+
+  it('an inactive customer: a failed run with CUSTOMER_INACTIVE and no invoice, retried that day only, then moved past', async () => {
+    const s = await api.make(customer.id, { frequency: 'monthly', start_date: '2026-03-10' });
+    await call(`${api.invoices.url}/customers/${customer.id}`, api.invoices.secret, { method: 'PATCH', body: { status: 'inactive' } });
+    // 23:30 UTC on 03-09 is still 03-09 in Casablanca during Ramadan (UTC+0): not due yet.
+    expect(await tick('2026-03-09T23:30:00.000Z')).to.include({ generated: 0, failed: 0 });
+    await tick('2026-03-10T08:00:00.000Z');
+    let read = (await api.get(s.id)).body.data;
+    expect(read.history).to.have.length(1);
+    expect(read.history[0]).to.include({ run_date: '2026-03-10', status: 'failed', invoice_id: null, invoice_number: null });
+    expect(read.history[0].error).to.include({ code: 'CUSTOMER_INACTIVE' });
+    expect(read).to.include({ next_run_date: '2026-03-10', occurrences: 0 });
+    expect(await invoicesOf()).to.deep.equal([]);
+    // Retried by later ticks of that day: still one entry (no new event per tick).
+    const version = read.version;
+    await tick('2026-03-10T20:00:00.000Z');
+    read = (await api.get(s.id)).body.data;
+    expect(read.version).to.equal(version);
+    // Reactivated the same day: the retry succeeds and the entry becomes a success.
+    await call(`${api.invoices.url}/customers/${customer.id}`, api.invoices.secret, { method: 'PATCH', body: { status: 'active' } });
+    expect(await tick('2026-03-10T21:00:00.000Z')).to.include({ generated: 1 });
+    read = (await api.get(s.id)).body.data;
+    expect(read.history).to.have.length(1);
+    expect(read.history[0]).to.include({ run_date: '2026-03-10', status: 'success', error: null });
+    expect(await invoicesOf()).to.have.length(1);
+  });
+
+  it('a run still failing when its day ends is closed as failed and the schedule moves on (it does not count)', async () => {
+    const s = await api.make(customer.id, { frequency: 'monthly', start_date: '2026-03-10', max_occurrences: 1 });
+    await call(`${api.invoices.url}/customers/${customer.id}`, api.invoices.secret, { method: 'PATCH', body: { status: 'inactive' } });
+    await tick('2026-03-10T08:00:00.000Z');
+    expect(await tick('2026-03-11T08:00:00.000Z')).to.include({ closed: 1 });
+    let read = (await api.get(s.id)).body.data;
+    expect(read).to.include({ status: 'active', next_run_date: '2026-04-10', occurrences: 0 });
+    expect(read.history[0]).to.include({ status: 'failed', run_date: '2026-03-10' });
+    await call(`${api.invoices.url}/customers/${customer.id}`, api.invoices.secret, { method: 'PATCH', body: { status: 'active' } });
+    await tick('2026-04-10T08:00:00.000Z');
+    read = (await api.get(s.id)).body.data;
+    expect(read).to.include({ status: 'completed', occurrences: 1 });
+    expect(read.history.map((h: any) => [h.run_date, h.status])).to.deep.equal([['2026-04-10', 'success'], ['2026-03-10', 'failed']]);
+  });
+
+  it('an archived organization is skipped; on restore its schedules continue from the restore day, nothing for the frozen time', async () => {
+    const s = await api.make(customer.id, { frequency: 'monthly', start_date: '2026-01-05' });
+    const orgId = api.invoices.tenant.organizationId;
+    await server.database.db.updateTable('organizations').set({ archived: true }).where('id', '=', orgId).execute();
+    expect(await tick('2026-04-06T08:00:00.000Z')).to.include({ generated: 0 });
+    // Restored on 04-06 (the reaction to OrganizationRestored skips 01-05 .. 04-05).
+    await server.database.db.updateTable('organizations').set({ archived: false }).where('id', '=', orgId).execute();
+    await server.database.db
+      .insertInto('schedule_reactions')
+      .values({ event_id: crypto.randomUUID(), kind: 'organization_restored', organization_id: orgId, subject_id: orgId, position: '0', occurred_at: new Date() })
+      .execute();
+    expect(await tick('2026-04-06T09:00:00.000Z')).to.include({ generated: 0 }); // the pending reaction holds it back
+    const rt = server.server.runtime;
+    await runScheduleReactions({ db: rt.database.db, store: rt.store, logger: silentLogger, progress: rt.progress, clock: () => at('2026-04-06T09:00:00.000Z') });
+    await settled();
+    expect((await api.get(s.id)).body.data).to.include({ next_run_date: '2026-05-05', occurrences: 0 });
+    expect(await tick('2026-04-06T10:00:00.000Z')).to.include({ generated: 0 });
+    expect(await tick('2026-05-05T10:00:00.000Z')).to.include({ generated: 1 });
+    expect((await invoicesOf()).map((i: any) => i.issue_date)).to.deep.equal(['2026-05-05']);
+  });
+
+  it("a customer's archiving cancels its schedules (reaction to CustomerArchived); cancelled is read-only", async () => {
+    const a = await api.make(customer.id);
+    const b = await api.make(customer.id);
+    await api.action(b.id, 'pause');
+    const archived = await call(`${api.invoices.url}/customers/${customer.id}`, api.invoices.secret, { method: 'DELETE' });
+    expect(archived.status).to.equal(200);
+    const rt = server.server.runtime;
+    const reactions = { db: rt.database.db, store: rt.store, logger: silentLogger, progress: rt.progress, clock: () => new Date() };
+    // The reaction consumer runs in the scheduler role; here its rows are fed by the test's own consumer run.
+    const { ProjectionRunner } = await import('../../src/projections/runner.ts');
+    const { scheduleReactionsConsumer } = await import('../../src/workers/schedule-reactions.ts');
+    const runner = new ProjectionRunner({ db: rt.database.db, store: rt.store, url: rt.database.url, logger: silentLogger }, scheduleReactionsConsumer);
+    runner.start();
+    try {
+      await until(async () => {
+        await runScheduleReactions(reactions);
+        await settled();
+        return (await api.get(a.id)).body.data.status === 'cancelled' && (await api.get(b.id)).body.data.status === 'cancelled';
+      }, 20_000, 'schedules cancelled');
+    } finally {
+      await runner.stop();
+    }
+    const res = await api.put(a.id, { days_until_due: 5 });
+    expect(res.status).to.equal(409);
+    expect(res.body.error.code).to.equal('INVALID_STATE');
+    const org = await call(`${server.url}/organization`, api.invoices.secret);
+    expect(org.body.data.api_quotas.recurring_schedules_used).to.equal(0);
+  });
+
+  it('a SCHEDULER_CRON that is not a cron expression stops start-up, naming the variable', async () => {
+    const rt = server.server.runtime;
+    const error = await schedulerWorker().start({ ...rt, config: { ...rt.config, schedulerCron: 'every minute' } }).then(() => null, (err) => err);
+    expect(error).to.be.instanceOf(ConfigError);
+    expect(String(error.message)).to.match(/SCHEDULER_CRON/);
+  });
+
+  it('two ticks at once: one runs, the other skips (advisory lock)', async () => {
+    await api.make(customer.id, { frequency: 'monthly', start_date: '2026-01-05' });
+    await settled();
+    const reports = await Promise.all([runSchedulerTick(deps, at('2026-01-05T10:00:00.000Z')), runSchedulerTick(deps, at('2026-01-05T10:00:00.000Z'))]);
+    await settled();
+    expect(reports.filter((r) => r.ran).length).to.be.at.least(1);
+    expect(reports.reduce((n, r) => n + r.generated, 0)).to.equal(1);
+    expect(await invoicesOf()).to.have.length(1);
+  });
+
+  it('the same occurrence generated by two callers at once (lock bypassed): one invoice', async () => {
+    const s = await api.make(customer.id, { frequency: 'monthly', start_date: '2026-01-05', auto_finalize: true });
+    const rt = server.server.runtime;
+    const d = { store: rt.store, facts: readModelFacts(rt.database.db), organizationId: api.invoices.tenant.organizationId, metadata: { organization_id: api.invoices.tenant.organizationId, actor: 'system', request_id: null, correlation_id: null, causation_id: null, occurred_at: new Date().toISOString() } };
+    const results = await Promise.all(Array.from({ length: 4 }, () => generateOccurrence(d, s.id, { seq: 0 }).catch((err) => err)));
+    await settled();
+    const invoices = await invoicesOf();
+    expect(invoices, JSON.stringify(results.map(String))).to.have.length(1);
+    expect(invoices[0]).to.include({ status: 'finalized', invoice_number: 'INV-2026-000001', issue_date: '2026-01-05' });
+    expect((await api.get(s.id)).body.data).to.include({ occurrences: 1, next_run_date: '2026-02-05' });
+  });
+
+  it('catch-up is bounded per tick: a long outage is generated over several ticks', async () => {
+    const s = await api.make(customer.id, { frequency: 'weekly', start_date: '2024-01-03', items: [line()] });
+    const first = await tick('2026-03-04T10:00:00.000Z');
+    expect(first.generated).to.equal(100); // MAX_PER_SCHEDULE
+    const second = await tick('2026-03-04T10:01:00.000Z');
+    expect(second.generated).to.equal(financeWeeks('2024-01-03', '2026-03-04') - 100);
+    const read = (await api.get(s.id)).body.data;
+    expect(read.next_run_date).to.equal('2026-03-11');
+  });
+});
+
+/** Weekly runs from `from` through `to`, both included. */
+function financeWeeks(from: string, to: string): number {
+  return Math.floor((Date.parse(to) - Date.parse(from)) / (7 * 86_400_000)) + 1;
+}
