@@ -12,6 +12,7 @@ import { BODY_LIMIT } from './body.ts';
 import { errorHandler, sendError } from './errors.ts';
 import { healthRouter } from './health.ts';
 import type { RouteSpec } from './route.ts';
+import { strictHost } from './pipeline/host.ts';
 import { apiRouter, rootRoutes } from './routes.ts';
 
 /** A web app beside the API (its own body parser, sessions, error pages), mounted at `path`. */
@@ -25,6 +26,9 @@ export function createApp(rt: Runtime, routes: readonly RouteSpec[], mounts: rea
   app.disable('x-powered-by');
   app.set('etag', false); // ETags are resource versions, set by the routes
   app.set('query parser', 'simple'); // no nested objects from ?a[b]=c
+  // /API/V1/Customers is not /api/v1/customers: one spelling per resource (404 otherwise).
+  app.set('case sensitive routing', true);
+  app.use(strictHost);
 
   app.use((req, res, next) => {
     const given = req.header('x-request-id');

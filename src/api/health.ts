@@ -12,7 +12,7 @@ import type { Runtime } from '../runtime.ts';
 const CAUGHT_UP_MS = 5000;
 
 export function healthRouter(rt: Runtime): Router {
-  const router = Router();
+  const router = Router({ caseSensitive: true });
   router.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });

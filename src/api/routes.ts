@@ -15,7 +15,7 @@ export function rootRoutes(app: Express, routes: readonly RouteSpec[]): void {
 }
 
 export function apiRouter(rt: Runtime, routes: readonly RouteSpec[]): Router {
-  const router = Router();
+  const router = Router({ caseSensitive: true });
   router.get('/openapi.json', openapiHandler(routes)); // no auth (docs/api-decisions.md "Beyond the reference")
   mountRoutes(router, rt, routes);
   return router;

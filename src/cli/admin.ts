@@ -8,6 +8,7 @@ import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config.ts';
 import { DomainError } from '../shared/errors.ts';
 import { register as account } from './account.ts';
+import { register as analyst } from './analyst.ts';
 import { register as audit } from './audit.ts';
 import { register as key } from './key.ts';
 import { register as org } from './org.ts';
@@ -16,7 +17,7 @@ import { BadInputError, createSession, UsageError, type CommandGroup } from './s
 import { register as user } from './user.ts';
 import { register as webhook } from './webhook.ts';
 
-const GROUPS: CommandGroup[] = [account, org, key, projections, webhook, audit, user];
+const GROUPS: CommandGroup[] = [account, org, key, projections, webhook, audit, user, analyst];
 
 function oneLine(err: unknown): string {
   if (err instanceof UsageError || err instanceof ConfigError || err instanceof DomainError) return err.message;

@@ -1,17 +1,12 @@
 /**
- * The history an API client sees: GET /invoices/{id}/events (and the
- * dashboard's invoice page), read from the invoice's own stream.
+ * An invoice's event history as GET /invoices/{id}/events and the dashboard's
+ * invoice page show it: public event names (docs/events.md), revision, time,
+ * actor and data. The finalization lock has no public name; it is shown as
+ * `invoice.finalization_started`.
  */
 import { publicEventName } from '../commands/public-event-names.ts';
 import type { RecordedEvent } from '../eventstore/types.ts';
 
-/**
- * GET /invoices/{id}/events. Every event of the stream is shown, the
- * internal finalization lock included: versions are stream revisions, so a
- * hidden event would leave a hole a client would take for lost history.
- * Types use the webhook names; the lock is `invoice.finalization_started`
- * (never sent as a webhook). `data` is the event's data as stored.
- */
 export function invoiceHistory(recorded: RecordedEvent[]) {
   return recorded.map((r) => ({
     id: r.id,

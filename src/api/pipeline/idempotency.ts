@@ -20,7 +20,7 @@ import type { Request } from 'express';
 import { sql, type Kysely } from 'kysely';
 import { DomainError, validationError } from '../../shared/errors.ts';
 import { rawBody } from '../body.ts';
-import type { Rendered } from './reply.ts';
+import { bodyBytes, type Rendered } from './reply.ts';
 import type { Database } from '../../db/schema.ts';
 
 const LEASE_SECONDS = 120;
@@ -83,7 +83,7 @@ export async function begin(db: Kysely<Database>, apiKeyId: string, key: string,
     if (owner) return { owner };
     const row = await db
       .selectFrom('idempotency_keys')
-      .select(['fingerprint', 'completed', 'response_status', 'response_body', 'response_headers'])
+      .select(['fingerprint', 'completed', 'response_status', 'response_body', 'response_bytes', 'response_headers'])
       .where('api_key_id', '=', apiKeyId)
       .where('idempotency_key', '=', key)
       .executeTakeFirst();
@@ -91,7 +91,8 @@ export async function begin(db: Kysely<Database>, apiKeyId: string, key: string,
       throw new DomainError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request. Use a new key.');
     }
     if (row?.completed) {
-      return { replay: { status: row.response_status!, headers: row.response_headers ?? {}, json: row.response_body, file: null } }; // a completed row has its response
+      // The stored bytes (jsonb alone would reorder the keys); rows older than migration 0020 have only the jsonb.
+      return { replay: { status: row.response_status!, headers: row.response_headers ?? {}, json: row.response_body, file: null, bytes: row.response_bytes ?? undefined } };
     }
     // Still in progress (or just released by a failed owner: the next claim takes it).
     if (Date.now() >= deadline) {
@@ -107,7 +108,7 @@ export async function finish(db: Kysely<Database>, c: Claim, r: Rendered): Promi
   await sql`
     update idempotency_keys
        set completed = true, locked_until = null, response_status = ${r.status},
-           response_body = ${JSON.stringify(r.json)}::jsonb, response_headers = ${JSON.stringify(r.headers)}::jsonb
+           response_body = ${bodyBytes(r)}::jsonb, response_bytes = ${bodyBytes(r)}, response_headers = ${JSON.stringify(r.headers)}::jsonb
      where api_key_id = ${c.apiKeyId} and idempotency_key = ${c.key} and claim = ${c.claim}`.execute(db);
 }
 

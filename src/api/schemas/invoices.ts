@@ -42,7 +42,7 @@ const customerId: JsonSchema = {
   format: 'uuid',
   description: 'An active customer of the organization (else VALIDATION_ERROR on customer_id).',
 };
-const currency: JsonSchema = { type: 'string', pattern: '^[A-Z]{3}$', description: 'ISO 4217 code, default MAD.', example: 'MAD' };
+const currency: JsonSchema = { type: 'string', pattern: '^[A-Z]{3}$', description: 'A code of the current ISO 4217 list (amounts then carry its minor units), default MAD.', example: 'MAD' };
 
 const editable = {
   customer_id: customerId,

@@ -51,6 +51,8 @@ export interface IdempotencyKeysTable {
   /** jsonb, written as JSON text */
   response_body: ColumnType<unknown, string | null, string | null>;
   response_headers: ColumnType<Record<string, string> | null, string | null, string | null>;
+  /** The answer's exact bytes (migration 0020): a replay returns them, since jsonb reorders keys. */
+  response_bytes: string | null;
   created_at: GeneratedTimestamp;
 }
 

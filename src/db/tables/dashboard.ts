@@ -1,10 +1,10 @@
 /**
- * The dashboard's tables (migration 0050; not event-sourced): its users,
- * sessions (connect-pg-simple's layout), sign-in limits
+ * Dashboard tables (migration 0050; not event-sourced): users, their
+ * server-side sessions (connect-pg-simple's layout), failed sign-in counters
  * (rate-limiter-flexible's layout), generated settings and the audit of
- * configuration changes made in it. Read and written by src/dashboard/.
+ * configuration changes made in the dashboard (docs/dashboard.md).
  */
-import type { ColumnType, Selectable } from 'kysely';
+import type { Generated, Selectable } from 'kysely';
 import type { GeneratedTimestamp, Timestamp } from './columns.ts';
 
 export interface DashboardUsersTable {
@@ -12,7 +12,6 @@ export interface DashboardUsersTable {
   account_id: string;
   email: string;
   role: 'owner' | 'admin' | 'viewer';
-  /** argon2id PHC string */
   password_hash: string;
   disabled_at: Timestamp | null;
   last_sign_in_at: Timestamp | null;
@@ -27,9 +26,8 @@ export interface DashboardSessionsTable {
 
 export interface DashboardSigninLimitsTable {
   key: string;
-  points: ColumnType<number, number | undefined, number>;
-  /** bigint: arrives as a string */
-  expire: ColumnType<string | null, string | number | null, string | number | null>;
+  points: Generated<number>;
+  expire: string | null;
 }
 
 export interface DashboardSettingsTable {
@@ -38,8 +36,7 @@ export interface DashboardSettingsTable {
 }
 
 export interface DashboardAuditTable {
-  /** bigint identity: arrives as a string */
-  id: ColumnType<string, never, never>;
+  id: Generated<string>;
   account_id: string;
   organization_id: string | null;
   user_id: string;
@@ -57,4 +54,3 @@ export interface DashboardTables {
 }
 
 export type DashboardUserRow = Selectable<DashboardUsersTable>;
-export type DashboardAuditRow = Selectable<DashboardAuditTable>;
