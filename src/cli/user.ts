@@ -1,5 +1,5 @@
 /**
- * `user create`, `user list`, `user disable` (CONTRACT section 14): the
+ * `user create`, `user list`, `user disable` (docs/api-decisions.md "Operator interface"): the
  * dashboard's users. The password is read from standard input
  * (--password-stdin), never from an argument, so it stays out of shell
  * history and process listings. The same module (src/dashboard/users.ts)
