@@ -3,9 +3,10 @@
  * entry point of `npm start` (`node --import tsx src/main.ts [--role
  * api|projector|webhooks|scheduler]`; without --role it runs every role).
  *
- * A new feature adds its router, projector, worker or holder check here, one
- * line each; the admin CLI and the tests import `processParts` too, so this
- * is the only list. Nothing registers itself by being imported.
+ * A new feature adds its router, worker or holder check here, one line each
+ * (a projector: one line in src/read-models.ts, the list the admin CLI
+ * shares); the tests import `processParts` too. Nothing registers itself by
+ * being imported.
  */
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -22,11 +23,7 @@ import { scheduleHolderChecks } from './commands/schedule/holders.ts';
 import { ALL_ROLES, ConfigError, loadConfig, type Role } from './config.ts';
 import { dashboardRouter } from './dashboard/router.ts';
 import { demoStartupHook } from './demo/bootstrap.ts';
-import { customersProjector } from './projections/customers.ts';
-import { invoiceNumbersProjector } from './projections/invoice-numbers.ts';
-import { invoicesProjector } from './projections/invoices.ts';
-import { organizationsProjector } from './projections/organizations.ts';
-import { schedulesProjector } from './projections/schedules.ts';
+import { readModelProjectors } from './read-models.ts';
 import { stopWithParent, surviveConnectionErrors } from './process-guards.ts';
 import { startServer, type ProcessParts } from './server.ts';
 import { createLogger } from './shared/logger.ts';
@@ -49,14 +46,8 @@ export const processParts: ProcessParts = {
   ],
   // Role api: web apps beside the API.
   mounts: [{ path: '/dashboard', router: dashboardRouter }],
-  // Role projector: one projector per read model (src/projections/).
-  projectors: [
-    customersProjector,
-    invoicesProjector,
-    invoiceNumbersProjector,
-    organizationsProjector,
-    schedulesProjector,
-  ],
+  // Role projector: one projector per read model (listed in src/read-models.ts, which the CLI shares).
+  projectors: readModelProjectors,
   // Background workers (src/workers/), each started by its own role.
   workers: [
     reservationRecoveryWorker({ ...customerHolderChecks, ...organizationHolderChecks, ...scheduleHolderChecks }),

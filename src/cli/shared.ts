@@ -6,7 +6,7 @@
  */
 import type { Command } from 'commander';
 import { loadConfig } from '../config.ts';
-import { processParts } from '../main.ts';
+import { readModelProjectors } from '../read-models.ts';
 import { openRuntime, type Runtime } from '../runtime.ts';
 import { silentLogger } from '../shared/logger.ts';
 
@@ -21,7 +21,7 @@ export interface Session {
 export function createSession(): Session {
   let opening: Promise<Runtime> | null = null;
   return {
-    open: () => (opening ??= openRuntime(loadConfig(), silentLogger, { projectors: processParts.projectors, poolSize: 4, applicationName: 'invoicing:admin' })),
+    open: () => (opening ??= openRuntime(loadConfig(), silentLogger, { projectors: readModelProjectors, poolSize: 4, applicationName: 'invoicing:admin' })),
     async close() {
       if (!opening) return;
       const rt = await opening.catch(() => null);

@@ -1,0 +1,20 @@
+/**
+ * Every read-model projector of the service, in one list: the composition
+ * root (src/main.ts) runs them, and the admin CLI imports this list alone
+ * (not main.ts, which would load every route and web app at each command).
+ * A new read model adds its projector here, one line.
+ */
+import { customersProjector } from './projections/customers.ts';
+import { invoiceNumbersProjector } from './projections/invoice-numbers.ts';
+import { invoicesProjector } from './projections/invoices.ts';
+import { organizationsProjector } from './projections/organizations.ts';
+import type { Projector } from './projections/projector.ts';
+import { schedulesProjector } from './projections/schedules.ts';
+
+export const readModelProjectors: readonly Projector[] = [
+  customersProjector,
+  invoicesProjector,
+  invoiceNumbersProjector,
+  organizationsProjector,
+  schedulesProjector,
+];
