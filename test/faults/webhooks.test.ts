@@ -45,6 +45,13 @@ describe('faults: webhook receivers misbehave while the database connections die
     for (let round = 0; round < 3; round++) {
       for (let i = 0; i < EVENTS / 3; i += 10) await Promise.all(Array.from({ length: 10 }, () => appendInvoice(h.store, org)));
       await until(() => receiver.requests.length > (round + 1) * 10, 60_000, 'deliveries flowing');
+      // The senders and the subscriber reconnect after the previous round: wait for them.
+      await until(
+        async () => (await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and application_name like 'invoicing%'`.execute(h.t.db)).rows[0].n > 0,
+        30_000,
+        'the workers connected',
+        20,
+      );
       const { rows } = await sql<{ n: number }>`
         select count(*) filter (where pg_terminate_backend(pid))::int as n from pg_stat_activity
          where datname = current_database() and pid <> pg_backend_pid() and application_name like 'invoicing%'`.execute(h.t.db);
