@@ -1,6 +1,6 @@
 /**
  * `npm run admin -- <group> <command> [options]`: the operator interface
- * (CONTRACT section 14), usable while the server runs, on the same data.
+ * (docs/api-decisions.md "Operator interface"), usable while the server runs, on the same data.
  * Each command group lives in its own file and exports `register(program, open)`;
  * add a group by adding it to GROUPS.
  */
@@ -8,6 +8,7 @@ import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config.ts';
 import { DomainError } from '../shared/errors.ts';
 import { register as account } from './account.ts';
+import { register as analyst } from './analyst.ts';
 import { register as audit } from './audit.ts';
 import { register as key } from './key.ts';
 import { register as org } from './org.ts';
@@ -16,7 +17,7 @@ import { BadInputError, createSession, UsageError, type CommandGroup } from './s
 import { register as user } from './user.ts';
 import { register as webhook } from './webhook.ts';
 
-const GROUPS: CommandGroup[] = [account, org, key, projections, webhook, audit, user];
+const GROUPS: CommandGroup[] = [account, org, key, projections, webhook, audit, user, analyst];
 
 function oneLine(err: unknown): string {
   if (err instanceof UsageError || err instanceof ConfigError || err instanceof DomainError) return err.message;

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { v7 as uuidv7 } from 'uuid';
 import { createAccount } from '../../src/accounts/accounts.ts';
-import { PLAN_LIMITS, type Plan } from '../../src/api/plans.ts';
+import { PLAN_LIMITS, type Plan } from '../../src/accounts/plans.ts';
 import { provisionOrganization } from '../../src/commands/organization/handler.ts';
 import { createUser } from '../../src/dashboard/users.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';

@@ -8,8 +8,8 @@
  * service of GET /invoices/{id}/pdf and /xml.
  */
 import type { Request, Response, Router } from 'express';
-import { UUID } from '../../accounts/accounts.ts';
-import { invoiceHistory } from '../../api/invoices.ts';
+import { isUuid } from '../../shared/ids.ts';
+import { invoiceHistory } from '../../queries/invoice-history.ts';
 import { loadInvoice } from '../../commands/invoice/handlers.ts';
 import { documentsFor } from '../../documents/for-runtime.ts';
 import { DOCUMENT_LOCALES, type DocumentLocale } from '../../documents/locale.ts';
@@ -33,8 +33,8 @@ function validDate(value: string): boolean {
 
 /** "Clé « Compta » (svc_test_…a1b2)" for an API key actor, the user's email for a dashboard user, else as recorded. */
 async function actorNames(rt: Runtime, actors: string[]): Promise<Map<string, string>> {
-  const keyIds = actors.filter((a) => UUID.test(a));
-  const userIds = actors.filter((a) => a.startsWith('user:') && UUID.test(a.slice(5))).map((a) => a.slice(5));
+  const keyIds = actors.filter((a) => isUuid(a));
+  const userIds = actors.filter((a) => a.startsWith('user:') && isUuid(a.slice(5))).map((a) => a.slice(5));
   const names = new Map<string, string>();
   if (keyIds.length) {
     const keys = await rt.database.db.selectFrom('api_keys').select(['id', 'name', 'prefix', 'last4']).where('id', 'in', keyIds).execute();
@@ -64,7 +64,7 @@ export function invoicePages(router: Router, rt: Runtime): void {
       else errors.push({ field: 'status', message: `must be one of ${STATUSES.join(', ')}` });
     }
     if (values.customer_id) {
-      if (UUID.test(values.customer_id)) query.customer_id = values.customer_id;
+      if (isUuid(values.customer_id)) query.customer_id = values.customer_id;
       else errors.push({ field: 'customer_id', message: 'must be a UUID' });
     }
     for (const name of ['date_from', 'date_to'] as const) {
@@ -87,7 +87,7 @@ export function invoicePages(router: Router, rt: Runtime): void {
 
   router.get('/o/:org/invoices/:id', org, async (req, res) => {
     const id = String(req.params.id);
-    const invoice = UUID.test(id) ? await getInvoice(rt.database.pool, orgOf(res).id, id) : null;
+    const invoice = isUuid(id) ? await getInvoice(rt.database.pool, orgOf(res).id, id) : null;
     if (!invoice) return notFoundPage(rt)(req, res, () => {});
     const { recorded } = await loadInvoice(rt.store, orgOf(res).id, invoice.id);
     const history = invoiceHistory(recorded);
@@ -104,7 +104,7 @@ export function invoicePages(router: Router, rt: Runtime): void {
     const id = String(req.params.id);
     const kind = String(req.params.kind);
     const locale = typeof req.query.locale === 'string' ? req.query.locale : 'fr';
-    if ((kind !== 'pdf' && kind !== 'xml') || !UUID.test(id) || !(DOCUMENT_LOCALES as readonly string[]).includes(locale)) return notFoundPage(rt)(req, res, next);
+    if ((kind !== 'pdf' && kind !== 'xml') || !isUuid(id) || !(DOCUMENT_LOCALES as readonly string[]).includes(locale)) return notFoundPage(rt)(req, res, next);
     let file: { filename: string; body: Buffer | string };
     try {
       const documents = documentsFor(rt);

@@ -13,7 +13,7 @@ import type { Request, Response, Router } from 'express';
 import { sql } from 'kysely';
 import { createApiKey, revokeKey, type ApiKeyRecord } from '../../accounts/keys.ts';
 import { ALL_SCOPES, ACCOUNT_SCOPES, BUNDLES, bundleScopes, isBundle, parseScopes } from '../../accounts/scopes.ts';
-import { PLAN_LIMITS, type Plan } from '../../api/plans.ts';
+import { PLAN_LIMITS, type Plan } from '../../accounts/plans.ts';
 import type { Runtime } from '../../runtime.ts';
 import { audit, field, fieldList, formErrors, flash, notFoundPage, orgOf, ownedBy, render, requireRole, withOrg, seeOther } from '../context.ts';
 
