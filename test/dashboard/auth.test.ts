@@ -38,7 +38,8 @@ describe('dashboard: users, sign-in, sessions', function () {
     await server?.stop();
   });
 
-  it('user create reads the password from stdin, stores an argon2id hash, and the user signs in; user disable signs them out', async () => {
+  it('user create reads the password from stdin, stores an argon2id hash, and the user signs in; user disable signs them out', async function () {
+    this.timeout(400_000); // seven CLI processes, each starting TypeScript and opening the database
     const url = server.database.url;
     const created = await admin(url, ['user', 'create', '--account', acct.accountId, '--email', 'Compta@Example.ma', '--role', 'admin', '--password-stdin', '--json'], `${PASSWORD}\n`);
     expect(created.code, created.stderr).to.equal(0);
