@@ -9,7 +9,9 @@ const benches: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   invoices: () => import('./invoices.ts'),
   api: () => import('./api.ts'),
   webhooks: () => import('./webhooks.ts'),
+  documents: () => import('./documents.ts'),
   audit: () => import('./audit.ts'),
+  dashboard: () => import('./dashboard.ts'),
 };
 const diagnostics: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   statements: () => import('./statements.ts'),

@@ -1,5 +1,5 @@
 /**
- * Environment variables (CONTRACT section 14), read and checked once.
+ * Environment variables (docs/api-decisions.md "Operator interface"), read and checked once.
  * A bad value fails start-up with one line naming the variable (ConfigError),
  * never with a stack trace.
  */
@@ -29,6 +29,8 @@ export interface Config {
   dataDir: string;
   /** EMBEDDED_PG_PORT: pins the embedded PostgreSQL's port (default: a free one, kept in DATA_DIR). */
   embeddedPgPort: number | null;
+  /** UNAUTHENTICATED_REQUESTS_PER_MINUTE: requests without a valid key allowed per client address (0: no limit). */
+  unauthenticatedPerMinute: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -38,6 +40,13 @@ function parsePort(env: Env): number {
   const port = Number(raw);
   if (!/^\d+$/.test(raw) || port < 0 || port > 65535) throw new ConfigError('PORT', `"${raw}" is not a TCP port (0-65535)`);
   return port;
+}
+
+function parseCount(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `"${raw}" is not a whole number`);
+  return Number(raw);
 }
 
 function parseEmbeddedPort(env: Env): number | null {
@@ -113,5 +122,6 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: env.LOG_LEVEL || 'info',
     dataDir: env.DATA_DIR || '.data',
     embeddedPgPort: parseEmbeddedPort(env),
+    unauthenticatedPerMinute: parseCount(env, 'UNAUTHENTICATED_REQUESTS_PER_MINUTE', 60),
   };
 }

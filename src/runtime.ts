@@ -5,7 +5,7 @@
  * them) and their progress (for read-your-writes).
  */
 import { ConfigError, type Config } from './config.ts';
-import { openDatabase, type Database } from './db/database.ts';
+import { openDatabase, type DatabaseConnection } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { createPostgresEventStore } from './eventstore/postgres.ts';
 import type { EventStore } from './eventstore/types.ts';
@@ -16,7 +16,7 @@ import type { Logger } from './shared/logger.ts';
 export interface Runtime {
   config: Config;
   logger: Logger;
-  database: Database;
+  database: DatabaseConnection;
   store: EventStore;
   /** Every read-model projector: writes wait for them, /readyz and the CLI report them, the projector role runs them. */
   projectors: readonly Projector[];
@@ -24,7 +24,7 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-async function openEventStore(config: Config, database: Database): Promise<EventStore> {
+async function openEventStore(config: Config, database: DatabaseConnection): Promise<EventStore> {
   if (!config.eventstoreUrl) return createPostgresEventStore(database.pool, database.url);
   const { createEventStoreDBEventStore } = await import('./eventstore/esdb.ts');
   try {

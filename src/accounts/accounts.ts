@@ -1,12 +1,14 @@
 /**
  * Accounts: the platform's customers, with their plan and subscription.
- * Configuration, not business history, so a plain table (DESIGN section 4);
+ * Configuration, not business history, so a plain table (docs/architecture.md "Read side: typed tables");
  * operators change it through the admin CLI.
  */
 import { sql, type Kysely } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
-import { isPlan, type Plan } from '../api/plans.ts';
+import { isPlan, type Plan } from './plans.ts';
 import { DomainError } from '../shared/errors.ts';
+import { isUuid } from '../shared/ids.ts';
+import type { Database } from '../db/schema.ts';
 
 export type SubscriptionStatus = 'active' | 'expired';
 
@@ -23,7 +25,6 @@ export interface Account {
 }
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
-export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function checkDate(value: string): string {
   const d = new Date(`${value}T00:00:00Z`);
@@ -38,7 +39,7 @@ const CASABLANCA_DATE = new Intl.DateTimeFormat('en-CA', { timeZone: 'Africa/Cas
 
 let cached = { second: -1, date: '' };
 
-/** Today in Morocco (CONTRACT section 1), as YYYY-MM-DD (formatted at most once a second: every request asks). */
+/** Today in Morocco (docs/api-decisions.md "Identifiers, dates and money"), as YYYY-MM-DD (formatted at most once a second: every request asks). */
 export function todayInCasablanca(now = new Date()): string {
   const second = Math.floor(now.getTime() / 1000);
   if (second !== cached.second) cached = { second, date: CASABLANCA_DATE.format(now) };
@@ -64,7 +65,7 @@ export interface NewAccount {
   requestsPerMinute?: number | null;
 }
 
-export async function createAccount(db: Kysely<any>, input: NewAccount): Promise<Account> {
+export async function createAccount(db: Kysely<Database>, input: NewAccount): Promise<Account> {
   const name = input.name.trim();
   if (name === '') throw new DomainError('VALIDATION_ERROR', 'the account name is empty');
   if (!isPlan(input.plan)) throw new DomainError('VALIDATION_ERROR', `"${input.plan}" is not a plan (starter, professional, fiduciaire)`);
@@ -90,7 +91,7 @@ export interface AccountChanges {
   requestsPerMinute?: number | null;
 }
 
-export async function updateAccount(db: Kysely<any>, id: string, changes: AccountChanges): Promise<Account> {
+export async function updateAccount(db: Kysely<Database>, id: string, changes: AccountChanges): Promise<Account> {
   const set: Record<string, unknown> = {};
   if (changes.plan !== undefined) {
     if (!isPlan(changes.plan)) throw new DomainError('VALIDATION_ERROR', `"${changes.plan}" is not a plan (starter, professional, fiduciaire)`);
@@ -115,13 +116,13 @@ export async function updateAccount(db: Kysely<any>, id: string, changes: Accoun
   return row as Account;
 }
 
-export async function getAccount(db: Kysely<any>, id: string): Promise<Account | null> {
-  if (!UUID.test(id)) return null;
+export async function getAccount(db: Kysely<Database>, id: string): Promise<Account | null> {
+  if (!isUuid(id)) return null;
   return ((await db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst()) as Account | undefined) ?? null;
 }
 
 /** A malformed id is simply "not found" (never a SQL error). */
 export function checkUuid(id: string, what: string): string {
-  if (!UUID.test(id)) throw new DomainError('NOT_FOUND', `${what} ${id} not found`);
+  if (!isUuid(id)) throw new DomainError('NOT_FOUND', `${what} ${id} not found`);
   return id.toLowerCase();
 }

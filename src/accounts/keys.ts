@@ -1,5 +1,5 @@
 /**
- * API keys (CONTRACT section 8): `svc_live_` / `svc_test_` / `svc_acct_`
+ * API keys (docs/api-decisions.md "Keys, plans and quotas"): `svc_live_` / `svc_test_` / `svc_acct_`
  * followed by 43 base62 characters (256 bits from crypto.randomBytes). Only
  * the SHA-256 of a secret is stored; the secret is shown once, at creation.
  * There is no lookup cache, so a revocation holds from the next request on.
@@ -7,10 +7,11 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
-import type { Scope } from '../api/route.ts';
-import { PLAN_LIMITS, type Plan } from '../api/plans.ts';
+import { PLAN_LIMITS, type Plan } from './plans.ts';
+import type { Scope } from './scopes.ts';
 import { DomainError } from '../shared/errors.ts';
 import { checkUuid } from './accounts.ts';
+import type { Database } from '../db/schema.ts';
 
 export type KeyMode = 'test' | 'live' | 'account';
 export type KeyKind = 'organization' | 'account';
@@ -79,7 +80,7 @@ export interface NewKey {
 }
 
 /** Inserts a key without checking plan limits (tests, and createApiKey after its checks). */
-export async function insertKey(db: Kysely<any>, input: NewKey): Promise<{ key: ApiKeyRecord; secret: string }> {
+export async function insertKey(db: Kysely<Database>, input: NewKey): Promise<{ key: ApiKeyRecord; secret: string }> {
   const kind: KeyKind = input.organizationId ? 'organization' : 'account';
   const mode: KeyMode = kind === 'account' ? 'account' : (input.mode ?? 'test');
   const secret = generateSecret(mode);
@@ -111,7 +112,7 @@ export type KeyOwner = { organizationId: string } | { accountId: string };
  * the last free slot.
  */
 export async function createApiKey(
-  db: Kysely<any>,
+  db: Kysely<Database>,
   owner: KeyOwner,
   options: { mode?: 'test' | 'live'; scopes: readonly Scope[]; name?: string | null },
 ): Promise<{ key: ApiKeyRecord; secret: string }> {
@@ -145,7 +146,7 @@ export async function createApiKey(
   });
 }
 
-export async function listKeys(db: Kysely<any>, owner: KeyOwner): Promise<ApiKeyRecord[]> {
+export async function listKeys(db: Kysely<Database>, owner: KeyOwner): Promise<ApiKeyRecord[]> {
   let q = db.selectFrom('api_keys').select(PUBLIC_COLUMNS).orderBy('created_at').orderBy('id');
   q = 'organizationId' in owner
     ? q.where('organization_id', '=', checkUuid(owner.organizationId, 'organization'))
@@ -154,10 +155,10 @@ export async function listKeys(db: Kysely<any>, owner: KeyOwner): Promise<ApiKey
 }
 
 /** Revokes a key (revoking it again keeps the first revocation time). */
-export async function revokeKey(db: Kysely<any>, id: string): Promise<ApiKeyRecord> {
+export async function revokeKey(db: Kysely<Database>, id: string): Promise<ApiKeyRecord> {
   const key = await db
     .updateTable('api_keys')
-    .set((eb) => ({ revoked_at: eb.fn.coalesce('revoked_at', eb.fn('now')) }))
+    .set((eb) => ({ revoked_at: eb.fn.coalesce('revoked_at', eb.fn<Date>('now')) }))
     .where('id', '=', checkUuid(id, 'key'))
     .returning(PUBLIC_COLUMNS)
     .executeTakeFirst();

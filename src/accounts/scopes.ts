@@ -1,9 +1,16 @@
 /**
- * Scope names and the three bundles of CONTRACT section 8. A key holds an
+ * Scope names and the three bundles of docs/api-decisions.md "Keys, plans and quotas". A key holds an
  * explicit list: no scope implies another, so a bundle is only a shorthand
  * that is expanded once, at key creation.
  */
-import type { Scope } from '../api/route.ts';
+/** Every scope a key can hold. */
+export type Scope =
+  | 'invoices:read' | 'invoices:write' | 'invoices:finalize' | 'invoices:send' | 'invoices:payment' | 'invoices:void' | 'invoices:export'
+  | 'recurring:read' | 'recurring:write' | 'recurring:delete'
+  | 'customers:read' | 'customers:write' | 'customers:delete'
+  | 'organization:read' | 'organization:write'
+  | 'webhooks:read' | 'webhooks:write'
+  | 'organizations:read' | 'organizations:write' | 'organizations:archive';
 
 // A Record forces this list to name every member of the Scope union.
 const SCOPE_SET: Record<Scope, true> = {

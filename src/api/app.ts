@@ -12,6 +12,7 @@ import { BODY_LIMIT } from './body.ts';
 import { errorHandler, sendError } from './errors.ts';
 import { healthRouter } from './health.ts';
 import type { RouteSpec } from './route.ts';
+import { strictHost } from './pipeline/host.ts';
 import { apiRouter, rootRoutes } from './routes.ts';
 
 export function createApp(rt: Runtime, routes: readonly RouteSpec[]): Express {
@@ -19,6 +20,9 @@ export function createApp(rt: Runtime, routes: readonly RouteSpec[]): Express {
   app.disable('x-powered-by');
   app.set('etag', false); // ETags are resource versions, set by the routes
   app.set('query parser', 'simple'); // no nested objects from ?a[b]=c
+  // /API/V1/Customers is not /api/v1/customers: one spelling per resource (404 otherwise).
+  app.set('case sensitive routing', true);
+  app.use(strictHost);
 
   app.use((req, res, next) => {
     const given = req.header('x-request-id');

@@ -1,13 +1,13 @@
 /**
- * /customers (reference: Customers endpoints; CONTRACT sections 5, 6, 9, 10).
- * Reads come from the customers read model; writes run a command handler,
- * wait until the projectors have passed the appended position (read your
- * writes, CONTRACT section 13), then answer from the read model like a GET.
+ * /customers (reference: Customers endpoints; docs/api-decisions.md "Representations", "Status codes", "Lists", "Customers").
+ * Reads come from the customers read model; writes run a command handler and
+ * answer through answerAfterWrite (src/api/answer.ts; read your writes, docs/api-decisions.md "Beyond the reference"), then answer from the read model like a GET.
  */
 import { archiveCustomer, createCustomer, updateCustomer, type CustomerResult, type CustomerWrite } from '../commands/customer/handler.ts';
 import { getCustomer, listCustomers, type CustomerListQuery } from '../queries/customers.ts';
 import { notFound } from '../shared/errors.ts';
-import type { JsonReply, RequestContext, RouteSpec } from './route.ts';
+import { answerAfterWrite, type WrittenResource } from './answer.ts';
+import type { RequestContext, RouteSpec } from './route.ts';
 import { createCustomerBody, customerSchema, listCustomersQuery, updateCustomerBody } from './schemas/customers.ts';
 
 function organizationOf(ctx: RequestContext): string {
@@ -25,23 +25,20 @@ function write(ctx: RequestContext): CustomerWrite {
   };
 }
 
-/**
- * The response of a write: the read-model row once the projectors caught up.
- * If they do not within the wait (overloaded or stopped projector), the write
- * has happened all the same: answer the customer as the command decided it,
- * which is the very snapshot the projector will store, rather than an error
- * that would invite a duplicate retry.
- */
-async function answer(ctx: RequestContext, result: CustomerResult, status = 200): Promise<JsonReply> {
-  const decided = result.state.customer!;
-  if (result.position !== null && !(await ctx.rt.progress.waitFor(result.position))) {
-    ctx.rt.logger.warn({ request_id: ctx.requestId, position: result.position }, 'customers: projectors behind, answering the decided state');
-    return { status, data: decided, version: decided.version };
-  }
-  const stored = await getCustomer(ctx.rt.database.db, organizationOf(ctx), decided.id);
-  const data = stored && stored.version >= decided.version ? stored : decided;
-  return { status, data, version: data.version };
-}
+/** How a customer write answers (src/api/answer.ts): customer reads come from the customers projector. */
+const writtenCustomer: WrittenResource<CustomerResult> = {
+  name: 'customer',
+  projectors: ['customers'],
+  position: (result) => result.position,
+  version: (result) => result.state.customer!.version,
+  async read(ctx, result) {
+    const stored = await getCustomer(ctx.rt.database.db, organizationOf(ctx), result.state.customer!.id);
+    return stored && { data: stored, version: stored.version };
+  },
+  decided: (_ctx, result) => ({ data: result.state.customer!, version: result.state.customer!.version }),
+};
+
+const answer = (ctx: RequestContext, result: CustomerResult, status = 200) => answerAfterWrite(ctx, writtenCustomer, result, status);
 
 export const customerRoutes: RouteSpec[] = [
   {

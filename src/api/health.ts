@@ -1,7 +1,7 @@
 /**
  * GET /healthz (the process is alive) and GET /readyz (database and event
  * store reachable, every projector running and caught up within 5 s),
- * at the server root, without authentication (CONTRACT section 13).
+ * at the server root, without authentication (docs/api-decisions.md "Beyond the reference").
  */
 import { Router } from 'express';
 import { sql } from 'kysely';
@@ -12,7 +12,7 @@ import type { Runtime } from '../runtime.ts';
 const CAUGHT_UP_MS = 5000;
 
 export function healthRouter(rt: Runtime): Router {
-  const router = Router();
+  const router = Router({ caseSensitive: true });
   router.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });

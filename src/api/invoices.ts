@@ -1,19 +1,18 @@
 /**
- * /invoices (reference: Invoices endpoints; CONTRACT sections 3 to 6, 9, 13).
- * Reads come from the invoices read model; writes run a command handler,
- * wait until the projectors have passed the appended position (read your
- * writes), then answer from the read model like a GET. The history
+ * /invoices (reference: Invoices endpoints; docs/api-decisions.md "Official numbers", "Invoice lifecycle", "Representations", "Status codes", "Lists", "Beyond the reference").
+ * Reads come from the invoices read model; writes run a command handler and
+ * answer through answerAfterWrite (src/api/answer.ts), like a GET. The history
  * (/events) is read from the event store itself. PDF and XML: not yet.
  */
-import type { RecordedEvent } from '../eventstore/types.ts';
-import { publicEventName } from '../commands/public-event-names.ts';
+import { invoiceHistory } from '../queries/invoice-history.ts';
 import { finalizeInvoice } from '../commands/invoice/handler-finalize.ts';
 import { createInvoice, loadInvoice, payInvoice, sendInvoice, updateInvoice, voidInvoice, type InvoiceResult, type InvoiceWrite } from '../commands/invoice/handlers.ts';
 import { readModelFacts } from '../queries/invoice-facts.ts';
 import { viewOfSnapshot } from '../queries/invoice-rows.ts';
 import { getInvoice, listInvoices, type InvoiceListQuery } from '../queries/invoices.ts';
 import { notFound } from '../shared/errors.ts';
-import type { JsonReply, RequestContext, RouteSpec } from './route.ts';
+import { answerAfterWrite, type WrittenResource } from './answer.ts';
+import type { RequestContext, RouteSpec } from './route.ts';
 import * as schemas from './schemas/invoices.ts';
 
 const organizationOf = (ctx: RequestContext) => ctx.organizationId!; // organization routes always have one
@@ -31,24 +30,27 @@ function write(ctx: RequestContext): InvoiceWrite {
 }
 
 /**
- * The response of a write: the read-model row once the invoices projector
- * passed the write. If they do not within the wait, the write happened all the
- * same: answer the decided snapshot rather than an error that invites a
- * duplicate retry.
+ * How an invoice write answers (src/api/answer.ts). Only the invoices
+ * projector is waited for: every invoice read comes from its tables
+ * (invoice_numbers is an audit table no endpoint reads), and unrelated
+ * projectors must not add their lag to the answer.
  */
-async function answer(ctx: RequestContext, result: InvoiceResult, status = 200): Promise<JsonReply> {
-  const db = ctx.rt.database.db;
-  const id = result.invoice.id;
-  // Only the invoices projector: every invoice read comes from its tables (invoice_numbers is an audit
-  // table no endpoint reads), and unrelated projectors must not add their lag to the answer.
-  if (await ctx.rt.progress.waitFor(result.position, undefined, ['invoices'])) {
-    const stored = await getInvoice(ctx.rt.database.pool, organizationOf(ctx), id);
-    if (stored && stored.version >= result.invoice.version) return { status, data: stored, version: stored.version };
-  }
-  ctx.rt.logger.warn({ request_id: ctx.requestId, position: result.position }, 'invoices: projectors behind, answering the decided state');
-  const customer = result.state.finalization?.customer ?? (await readModelFacts(db).customer(organizationOf(ctx), result.invoice.customer_id));
-  return { status, data: viewOfSnapshot(result.invoice, customer), version: result.invoice.version };
-}
+const writtenInvoice: WrittenResource<InvoiceResult> = {
+  name: 'invoice',
+  projectors: ['invoices'],
+  position: (result) => result.position,
+  version: (result) => result.invoice.version,
+  async read(ctx, result) {
+    const stored = await getInvoice(ctx.rt.database.pool, organizationOf(ctx), result.invoice.id);
+    return stored && { data: stored, version: stored.version };
+  },
+  async decided(ctx, result) {
+    const customer = result.state.finalization?.customer ?? (await readModelFacts(ctx.rt.database.db).customer(organizationOf(ctx), result.invoice.customer_id));
+    return { data: viewOfSnapshot(result.invoice, customer), version: result.invoice.version };
+  },
+};
+
+const answer = (ctx: RequestContext, result: InvoiceResult, status = 200) => answerAfterWrite(ctx, writtenInvoice, result, status);
 
 /**
  * GET /invoices/{id}/events. Every event of the stream is shown, the
@@ -57,17 +59,6 @@ async function answer(ctx: RequestContext, result: InvoiceResult, status = 200):
  * Types use the webhook names; the lock is `invoice.finalization_started`
  * (never sent as a webhook). `data` is the event's data as stored.
  */
-export function invoiceHistory(recorded: RecordedEvent[]) {
-  return recorded.map((r) => ({
-    id: r.id,
-    type: publicEventName(r.type) ?? (r.type === 'InvoiceFinalizationStarted' ? 'invoice.finalization_started' : r.type),
-    revision: r.revision,
-    occurred_at: r.metadata.occurred_at,
-    actor: r.metadata.actor,
-    data: r.data,
-  }));
-}
-
 const invoiceView = { ...schemas.invoiceSchema, properties: { ...(schemas.invoiceSchema.properties as object), customer: { type: ['object', 'null'] } } };
 const base = { tag: 'Invoices', audience: 'organization' as const, response: invoiceView };
 const action = (path: string, summary: string, scope: RouteSpec['scope'], errors: RouteSpec['errors']) =>

@@ -1,13 +1,13 @@
 /**
- * How the organization endpoints answer. A write answers once the projectors
- * have passed its position (read your writes), from the read model like any
- * GET. Should the wait time out (a projector stalled), the write has still
- * happened: it answers from the snapshot it decided rather than report a
- * failure for a change that was made.
+ * How the organization endpoints answer: a read from the organizations read
+ * model, and a write through answerAfterWrite (src/api/answer.ts), which
+ * waits for the organizations projector and falls back to the decided
+ * organization (shown the way a read shows it) if it is behind.
  */
 import type { OrganizationResult } from '../commands/organization/handler.ts';
 import { getOrganization, present, type VersionedOrganization } from '../queries/organizations.ts';
 import { notFound } from '../shared/errors.ts';
+import { answerAfterWrite, type WrittenResource } from './answer.ts';
 import type { JsonReply, RequestContext } from './route.ts';
 
 export function organizationReply(found: VersionedOrganization | null, status = 200): JsonReply {
@@ -15,12 +15,21 @@ export function organizationReply(found: VersionedOrganization | null, status = 
   return { status, data: found.view, version: found.version };
 }
 
-export async function replyAfterWrite(ctx: RequestContext, result: OrganizationResult, status = 200): Promise<JsonReply> {
-  const organization = result.state.organization!;
-  const db = ctx.rt.database.db;
-  if (result.position !== null && !(await ctx.rt.progress.waitFor(result.position))) {
-    ctx.rt.logger.warn({ request_id: ctx.requestId, position: result.position }, 'projections did not catch up; answering from the decided state');
-    return organizationReply((await present(db, [organization]))[0], status);
-  }
-  return organizationReply(await getOrganization(db, organization.id), status);
+const writtenOrganization: WrittenResource<OrganizationResult> = {
+  name: 'organization',
+  projectors: ['organizations'],
+  position: (result) => result.position,
+  version: (result) => result.state.organization!.version,
+  async read(ctx, result) {
+    const found = await getOrganization(ctx.rt.database.db, result.state.organization!.id);
+    return found && { data: found.view, version: found.version };
+  },
+  async decided(ctx, result) {
+    const [found] = await present(ctx.rt.database.db, [result.state.organization!]);
+    return { data: found.view, version: found.version };
+  },
+};
+
+export function replyAfterWrite(ctx: RequestContext, result: OrganizationResult, status = 200): Promise<JsonReply> {
+  return answerAfterWrite(ctx, writtenOrganization, result, status);
 }

@@ -15,7 +15,7 @@ import {
 } from '../commands/organization/handler.ts';
 import { findOrganization, getOrganization, listOrganizations } from '../queries/organizations.ts';
 import { notFound } from '../shared/errors.ts';
-import { PLAN_LIMITS } from './plans.ts';
+import { PLAN_LIMITS } from '../accounts/plans.ts';
 import { organizationReply, replyAfterWrite } from './organization-reply.ts';
 import type { RequestContext, RouteSpec } from './route.ts';
 import { organizationCreateBody, organizationListQuery, organizationResponse } from './schemas/organizations.ts';

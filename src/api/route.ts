@@ -2,21 +2,16 @@
  * How an endpoint is declared. Every route of /api/v1 is one RouteSpec in a
  * router file per resource (src/api/<resource>.ts). The pipeline
  * (src/api/pipeline/) turns specs into express handlers in the order of
- * CONTRACT section 8, and src/api/openapi.ts documents the same specs, so the
+ * docs/api-decisions.md "Keys, plans and quotas", and src/api/openapi.ts documents the same specs, so the
  * JSON schemas that validate a request are the ones the OpenAPI shows.
  */
 import type { Request, Response } from 'express';
 import type { EventMetadata } from '../eventstore/types.ts';
 import type { Runtime } from '../runtime.ts';
+import type { Scope } from '../accounts/scopes.ts';
 import type { ErrorCode } from '../shared/errors.ts';
 
-export type Scope =
-  | 'invoices:read' | 'invoices:write' | 'invoices:finalize' | 'invoices:send' | 'invoices:payment' | 'invoices:void' | 'invoices:export'
-  | 'recurring:read' | 'recurring:write' | 'recurring:delete'
-  | 'customers:read' | 'customers:write' | 'customers:delete'
-  | 'organization:read' | 'organization:write'
-  | 'webhooks:read' | 'webhooks:write'
-  | 'organizations:read' | 'organizations:write' | 'organizations:archive';
+export type { Scope };
 
 /** A JSON schema as ajv takes it (draft 2020-12 subset; additionalProperties: false on bodies). */
 export type JsonSchema = Record<string, unknown>;
@@ -81,7 +76,7 @@ export interface RouteSpec<B = any, Q = any> {
   path: string;
   summary: string;
   tag: string;
-  /** The one scope the key needs (CONTRACT section 8: scopes never imply each other). */
+  /** The one scope the key needs (docs/api-decisions.md "Keys, plans and quotas": scopes never imply each other). */
   scope: Scope;
   /** 'organization': regular endpoints; 'account': /organizations* (account key required). */
   audience: 'organization' | 'account';

@@ -15,8 +15,8 @@ export function rootRoutes(app: Express, routes: readonly RouteSpec[]): void {
 }
 
 export function apiRouter(rt: Runtime, routes: readonly RouteSpec[]): Router {
-  const router = Router();
-  router.get('/openapi.json', openapiHandler(routes)); // no auth (CONTRACT section 13)
+  const router = Router({ caseSensitive: true });
+  router.get('/openapi.json', openapiHandler(routes)); // no auth (docs/api-decisions.md "Beyond the reference")
   mountRoutes(router, rt, routes);
   return router;
 }

@@ -1,8 +1,9 @@
-/** `account create` and `account update` (CONTRACT section 14). */
+/** `account create` and `account update` (docs/api-decisions.md "Operator interface"). */
 import type { Command } from 'commander';
 import { createAccount, effectiveSubscriptionStatus, updateAccount, type Account } from '../accounts/accounts.ts';
-import { PLANS } from '../api/plans.ts';
-import { fields, iso, print, UsageError, withJson, type Open, type OutputOptions } from './shared.ts';
+import { PLANS } from '../accounts/plans.ts';
+import { fields, print, UsageError, withJson, type Open, type OutputOptions } from './shared.ts';
+import { isoOrNull as iso } from '../shared/time.ts';
 
 function view(a: Account) {
   return {

@@ -1,6 +1,6 @@
 /**
  * `npm run admin -- <group> <command> [options]`: the operator interface
- * (CONTRACT section 14), usable while the server runs, on the same data.
+ * (docs/api-decisions.md "Operator interface"), usable while the server runs, on the same data.
  * Each command group lives in its own file and exports `register(program, open)`;
  * add a group by adding it to GROUPS.
  */

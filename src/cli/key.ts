@@ -1,8 +1,9 @@
-/** `key create`, `key list`, `key revoke` (CONTRACT section 14). Secrets are printed once, at creation. */
+/** `key create`, `key list`, `key revoke` (docs/api-decisions.md "Operator interface"). Secrets are printed once, at creation. */
 import type { Command } from 'commander';
 import { createApiKey, listKeys, revokeKey, type ApiKeyRecord } from '../accounts/keys.ts';
 import { BUNDLES, bundleScopes, isBundle, parseScopes } from '../accounts/scopes.ts';
-import { fields, iso, print, table, UsageError, withJson, type Open, type OutputOptions } from './shared.ts';
+import { fields, print, table, UsageError, withJson, type Open, type OutputOptions } from './shared.ts';
+import { isoOrNull as iso } from '../shared/time.ts';
 
 function view(k: ApiKeyRecord) {
   return {

@@ -1,5 +1,5 @@
 /**
- * `org create`, `org update`, `org show` (CONTRACT section 14). The same
+ * `org create`, `org update`, `org show` (docs/api-decisions.md "Operator interface"). The same
  * command handlers as the API (same rules, ICE reservations, entity cap), run
  * as the operator ('system'). A command returns once the read model shows
  * its change, so `key create --org ID` can follow at once, server running or not.
@@ -7,7 +7,8 @@
 import type { Command } from 'commander';
 import { v7 as uuidv7 } from 'uuid';
 import { getAccount } from '../accounts/accounts.ts';
-import { PLAN_LIMITS } from '../api/plans.ts';
+import { PLAN_LIMITS } from '../accounts/plans.ts';
+import { systemMetadata } from '../commands/command.ts';
 import type { OrganizationPatch } from '../commands/organization/commands.ts';
 import {
   changeOrganizationApiAccess,
@@ -65,7 +66,7 @@ function profileOf(o: ProfileOptions): OrganizationPatch {
 }
 
 function operator(rt: Runtime): OrganizationWrite {
-  const metadata = { organization_id: null, actor: 'system', request_id: null, correlation_id: null, causation_id: null, occurred_at: new Date().toISOString() };
+  const metadata = systemMetadata();
   return { store: rt.store, metadata };
 }
 

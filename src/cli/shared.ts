@@ -63,11 +63,6 @@ export function table(headers: string[], rows: unknown[][]): string {
   return cells.map((r) => r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd()).join('\n');
 }
 
-export function iso(value: Date | string | null): string | null {
-  if (value === null) return null;
-  return value instanceof Date ? value.toISOString() : value;
-}
-
 /** An error meant for the operator: printed as one line, no stack. */
 export class UsageError extends Error {}
 

@@ -5,9 +5,10 @@
  * history and process listings. The same module (src/dashboard/users.ts)
  * serves the dashboard's Users page.
  */
+import { isoOrNull } from '../shared/time.ts';
 import type { Command } from 'commander';
 import { createUser, disableUser, listUsers, ROLES, type DashboardUser } from '../dashboard/users.ts';
-import { fields, iso, print, table, UsageError, withJson, type Open, type OutputOptions } from './shared.ts';
+import { fields, print, table, UsageError, withJson, type Open, type OutputOptions } from './shared.ts';
 
 function view(u: DashboardUser) {
   return {
@@ -16,9 +17,9 @@ function view(u: DashboardUser) {
     email: u.email,
     role: u.role,
     status: u.disabled_at ? 'disabled' : 'active',
-    created_at: iso(u.created_at),
-    last_sign_in_at: iso(u.last_sign_in_at),
-    disabled_at: iso(u.disabled_at),
+    created_at: isoOrNull(u.created_at),
+    last_sign_in_at: isoOrNull(u.last_sign_in_at),
+    disabled_at: isoOrNull(u.disabled_at),
   };
 }
 
@@ -65,6 +66,6 @@ export function register(program: Command, open: Open): void {
     .action(async (id: string, opts: OutputOptions) => {
       const rt = await open();
       const u = await disableUser(rt.database.db, id);
-      print(opts, view(u), () => `User ${u.id} (${u.email}) disabled at ${iso(u.disabled_at)}.`);
+      print(opts, view(u), () => `User ${u.id} (${u.email}) disabled at ${isoOrNull(u.disabled_at)}.`);
     });
 }

@@ -1,6 +1,6 @@
 /**
- * `webhook add|list|rotate-secret|deliveries|replay|test` (CONTRACT section
- * 14, docs/webhooks.md). Secrets are printed once, by add and rotate-secret.
+ * `webhook add|list|rotate-secret|deliveries|replay|test` (docs/api-decisions.md
+ * "Operator interface", docs/webhooks.md). Secrets are printed once, by add and rotate-secret.
  * `webhook test` sends from this process at once (no sender needed) and
  * exits non-zero when the receiver did not accept it.
  */

@@ -29,3 +29,8 @@ export function envelope(request: EventMetadata, organizationId: string): { meta
   const metadata: EventMetadata = { ...request, organization_id: organizationId };
   return { metadata, commandMetadata: commandMetadataOf(metadata) };
 }
+
+/** Metadata of a write no request asked for (recovery, the admin CLI, start-up hooks): actor 'system', now. */
+export function systemMetadata(extra: Partial<EventMetadata> = {}): EventMetadata {
+  return { organization_id: null, actor: 'system', request_id: null, correlation_id: null, causation_id: null, occurred_at: new Date().toISOString(), ...extra };
+}

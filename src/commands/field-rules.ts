@@ -1,7 +1,7 @@
 /**
  * Field checks shared by the deciders. They collect every problem of a
  * command before throwing, so a client fixes a form in one round trip
- * (CONTRACT section 7: details.fields = [{ field, message }]).
+ * (docs/api-decisions.md "Errors": details.fields = [{ field, message }]).
  * The API's JSON schemas reject wrong shapes and unknown fields first; these
  * checks are the domain rules and also keep the deciders safe on their own.
  */
@@ -159,7 +159,7 @@ const STORABLE_ISO = /^(?!0000)\d{4}-/;
 
 /**
  * An ISO 8601 datetime with an explicit offset, normalized to UTC with
- * milliseconds (CONTRACT section 1); null when it is not one, or when its UTC
+ * milliseconds (docs/api-decisions.md "Identifiers, dates and money"); null when it is not one, or when its UTC
  * year is outside 1..9999 (a timestamptz column could not take it, and the
  * event would stop the projector that stores it).
  */

@@ -6,7 +6,7 @@
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Account } from '../accounts/accounts.ts';
-import { UUID } from '../accounts/accounts.ts';
+import { isUuid } from '../shared/ids.ts';
 import type { Organization } from '../commands/organization/events.ts';
 import type { Runtime } from '../runtime.ts';
 import { DomainError } from '../shared/errors.ts';
@@ -111,7 +111,7 @@ export function requireRole(rt: Runtime, role: Role): RequestHandler {
 export function withOrg(rt: Runtime): RequestHandler {
   return async (req: Request, res: Response, next: NextFunction) => {
     const id = String(req.params.org ?? '');
-    const org = UUID.test(id) ? await findOrganization(rt.database.db, id.toLowerCase(), userOf(res).account_id) : null;
+    const org = isUuid(id) ? await findOrganization(rt.database.db, id.toLowerCase(), userOf(res).account_id) : null;
     if (!org) return notFoundPage(rt)(req, res, next);
     res.locals.org = org;
     req.session.orgId = org.id;
@@ -121,7 +121,7 @@ export function withOrg(rt: Runtime): RequestHandler {
 
 /** Whether row `id` of `table` belongs to organization `orgId` (a malformed id does not). */
 export async function ownedBy(rt: Runtime, table: 'api_keys' | 'webhook_endpoints' | 'webhook_deliveries', id: string, orgId: string): Promise<boolean> {
-  if (!UUID.test(id)) return false;
+  if (!isUuid(id)) return false;
   const row = await rt.database.db.selectFrom(table).select('id').where('id', '=', id.toLowerCase()).where('organization_id', '=', orgId).executeTakeFirst();
   return Boolean(row);
 }

@@ -7,15 +7,17 @@ import pg from 'pg';
 import { ConfigError } from '../config.ts';
 import { guardPool } from './connection.ts';
 import { ensureEmbeddedPostgres, type EmbeddedHandle } from './embedded.ts';
+import type { Database } from './schema.ts';
 
 // Return int8 and numeric as strings (default); dates (type 1082) stay strings
 // so a calendar date never shifts through a time zone.
 pg.types.setTypeParser(1082, (v) => v);
 
-export interface Database {
+/** The connections of a process: the pg pool, Kysely over it (typed by src/db/schema.ts), the URL, the embedded server. */
+export interface DatabaseConnection {
   url: string;
   pool: pg.Pool;
-  db: Kysely<any>;
+  db: Kysely<Database>;
   embedded: EmbeddedHandle | null;
   close(): Promise<void>;
 }
@@ -35,7 +37,7 @@ export function createPool(url: string, max = 20, applicationName = 'invoicing')
     connectionString: url,
     max,
     application_name: applicationName,
-    // An open write transaction holds every log consumer back (DESIGN section 2).
+    // An open write transaction holds every log consumer back (docs/architecture.md "Event store (PostgreSQL adapter)").
     idle_in_transaction_session_timeout: 10_000,
     connectionTimeoutMillis: 10_000,
   });
@@ -54,7 +56,7 @@ async function probe(pool: pg.Pool, fromEnv: boolean): Promise<void> {
   }
 }
 
-export async function openDatabase(options: OpenOptions): Promise<Database> {
+export async function openDatabase(options: OpenOptions): Promise<DatabaseConnection> {
   let embedded: EmbeddedHandle | null = null;
   let url = options.databaseUrl;
   if (!url) {
@@ -63,7 +65,7 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
   }
   const pool = createPool(url, options.poolSize, options.applicationName);
   await probe(pool, options.databaseUrl !== null);
-  const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return {
     url,
     pool,

@@ -1,5 +1,5 @@
 /**
- * First start of an empty test-mode database (CONTRACT section 14): create a
+ * First start of an empty test-mode database (docs/api-decisions.md "Operator interface"): create a
  * demo account, organization and full_access test key, and print the key once
  * with a curl example, so `npm start` is enough to try the API.
  *
@@ -14,7 +14,8 @@ import { v7 as uuidv7 } from 'uuid';
 import { createAccount } from '../accounts/accounts.ts';
 import { createApiKey } from '../accounts/keys.ts';
 import { bundleScopes } from '../accounts/scopes.ts';
-import { PLAN_LIMITS } from '../api/plans.ts';
+import { PLAN_LIMITS } from '../accounts/plans.ts';
+import { systemMetadata } from '../commands/command.ts';
 import { provisionOrganization } from '../commands/organization/handler.ts';
 import { randomBase62 } from '../accounts/keys.ts';
 import { createUser } from '../dashboard/users.ts';
@@ -59,7 +60,7 @@ export async function bootstrapDemo(rt: Runtime): Promise<DemoData | null> {
     await lock.query('select pg_advisory_lock(hashtext($1))', [LOCK]);
     if ((await sql`select 1 from accounts limit 1`.execute(db)).rows.length > 0) return null;
     const account = await createAccount(db, { name: 'Demo account', plan: DEMO_PLAN });
-    const metadata = { organization_id: null, actor: 'system', request_id: null, correlation_id: null, causation_id: null, occurred_at: new Date().toISOString() };
+    const metadata = systemMetadata();
     const result = await provisionOrganization(
       { store: rt.store, metadata },
       { organization_id: uuidv7(), account_id: account.id, entity_cap: PLAN_LIMITS[DEMO_PLAN].entityCap, profile: DEMO_ORGANIZATION },

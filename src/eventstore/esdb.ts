@@ -1,5 +1,5 @@
 /**
- * EventStoreDB adapter of the event store port (DESIGN section 2).
+ * EventStoreDB adapter of the event store port (docs/architecture.md "Event store (PostgreSQL adapter)").
  *
  * Thin and mechanical: streams map one to one, revisions are numbers, event
  * ids are ours (so EventStoreDB's idempotent writes make retries safe), and a

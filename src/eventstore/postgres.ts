@@ -1,5 +1,5 @@
 /**
- * PostgreSQL adapter of the event store port (DESIGN section 2).
+ * PostgreSQL adapter of the event store port (docs/architecture.md "Event store (PostgreSQL adapter)").
  * Appends go through the es_append function (one round trip); reads follow
  * (transaction_id, global_position) and never pass pg_snapshot_xmin.
  * Consumers are woken by a NOTIFY sent once the append has committed
@@ -90,7 +90,7 @@ export async function appendInTransaction(
   if (events.length === 0) throw new TypeError('appendToStream needs at least one event');
   try {
     const { rows } = await db.query({
-      // A named statement: parsed and planned once per connection (PostgreSQL CPU per append -15%).
+      // A named statement: parsed and planned once per connection (docs/performance.md, "Event store").
       name: 'es_append',
       // The events as one JSON array (migration 0011: cheaper than parallel arrays of JSON).
       text: 'select last_revision, last_transaction, last_position from es_append($1, $2, $3::jsonb)',

@@ -9,7 +9,7 @@
 
 export type ExpectedRevision = 'no_stream' | 'stream_exists' | 'any' | number;
 
-/** Carried by every event (DESIGN section 2). */
+/** Carried by every event (docs/architecture.md "Event store (PostgreSQL adapter)"). */
 export interface EventMetadata {
   organization_id: string | null;
   actor: string; // API key id, or 'system'

@@ -10,15 +10,16 @@
  */
 import { CompiledQuery, type Kysely } from 'kysely';
 import { CoalescedNotify } from '../eventstore/notifier.ts';
+import type { Database } from '../db/schema.ts';
 
 export const PROGRESS_CHANNEL = 'projection_progress';
 
 export type ProgressAnnouncer = CoalescedNotify;
 
-const perDatabase = new WeakMap<Kysely<any>, ProgressAnnouncer>();
+const perDatabase = new WeakMap<Kysely<Database>, ProgressAnnouncer>();
 
 /** The process's announcer for this database (one per Kysely instance); signal(position, consumer name). */
-export function announcerFor(db: Kysely<any>): ProgressAnnouncer {
+export function announcerFor(db: Kysely<Database>): ProgressAnnouncer {
   let announcer = perDatabase.get(db);
   if (!announcer) {
     announcer = new CoalescedNotify(

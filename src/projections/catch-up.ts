@@ -6,10 +6,24 @@
  * standby (the advisory lock is taken) and the server's progress reaches us
  * through pg_notify; if not, ours do the work.
  */
-import type { Runtime } from '../runtime.ts';
+import type { Kysely } from 'kysely';
+import type { EventStore } from '../eventstore/types.ts';
+import type { Logger } from '../shared/logger.ts';
+import type { ProjectionProgress } from './progress.ts';
+import type { Projector } from './projector.ts';
 import { ProjectionRunner } from './runner.ts';
+import type { Database } from '../db/schema.ts';
 
-export async function catchUpProjections(rt: Runtime, position: string | null, timeoutMs = 30_000): Promise<boolean> {
+/** What the wait needs of the process's runtime (src/runtime.ts provides it). */
+export interface CatchUpDeps {
+  database: { db: Kysely<Database>; url: string };
+  store: EventStore;
+  logger: Logger;
+  progress: ProjectionProgress;
+  projectors: readonly Projector[];
+}
+
+export async function catchUpProjections(rt: CatchUpDeps, position: string | null, timeoutMs = 30_000): Promise<boolean> {
   if (position === null || (await rt.progress.waitFor(position, 0))) return true;
   const runners = rt.projectors.map(
     (p) => new ProjectionRunner({ db: rt.database.db, store: rt.store, url: rt.database.url, logger: rt.logger, progress: rt.progress }, p),

@@ -8,36 +8,16 @@
  * or a newer version, so a batch delivered twice, or an old event replayed
  * after a newer one, leaves the row as the newest event made it.
  */
-import { sql, type Transaction } from 'kysely';
+import { sql, type Insertable, type Transaction } from 'kysely';
 import { CUSTOMER_EVENT_TYPES, type Customer } from '../commands/customer/events.ts';
 import type { RecordedEvent } from '../eventstore/types.ts';
 import { searchText } from '../shared/search.ts';
 import type { Projector } from './projector.ts';
+import type { Database } from '../db/schema.ts';
+import type { CustomersTable } from '../db/tables/customers.ts';
 
-/** A customers row as the projector writes it (column order of the migration). */
-export interface CustomerRow {
-  id: string;
-  organization_id: string;
-  name: string;
-  type: string;
-  ice: string | null;
-  legal_name: string | null;
-  rc: string | null;
-  email: string | null;
-  phone: string | null;
-  address_street: string | null;
-  address_city: string | null;
-  address_postal_code: string | null;
-  address_country: string;
-  notes: string | null;
-  tags: string[];
-  status: string;
-  archived_at: string | null;
-  created_at: string;
-  updated_at: string;
-  version: number;
-  search_text: string;
-}
+/** A customers row as the projector writes it. */
+export type CustomerRow = Insertable<CustomersTable>;
 
 export function customerRow(organizationId: string, c: Customer): CustomerRow {
   return {
@@ -90,7 +70,7 @@ export const customersProjector: Projector = {
   name: 'customers',
   handles: CUSTOMER_EVENT_TYPES,
   tables: ['customers'],
-  async apply(events, trx: Transaction<any>) {
+  async apply(events, trx: Transaction<Database>) {
     const rows = latestRows(events);
     if (rows.length === 0) return;
     await trx
@@ -101,7 +81,7 @@ export const customersProjector: Projector = {
           .column('id')
           .doUpdateSet(Object.fromEntries(UPDATED_COLUMNS.map((c) => [c, sql.ref(`excluded.${c}`)])))
           // The organization never changes; the version guard makes replays harmless.
-          .where('customers.version', '<=', sql.ref('excluded.version')),
+          .where('customers.version', '<=', sql.ref<number>('excluded.version')),
       )
       .execute();
   },

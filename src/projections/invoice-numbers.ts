@@ -1,6 +1,6 @@
 /**
  * Read model `invoice_numbers`: one row per InvoiceNumberAssigned, the audit
- * of numbering continuity (CONTRACT section 3). An analyst checks "no gap,
+ * of numbering continuity (docs/api-decisions.md "Official numbers"). An analyst checks "no gap,
  * no duplicate" with one query:
  *
  *   select organization_id, year, count(*), max(sequence) from invoice_numbers
@@ -14,6 +14,7 @@ import { sql, type Transaction } from 'kysely';
 import type { InvoiceNumberAssigned } from '../commands/invoicenumber/decider.ts';
 import type { RecordedEvent } from '../eventstore/types.ts';
 import type { Projector } from './projector.ts';
+import type { Database } from '../db/schema.ts';
 
 /** `invoicenumbers-<organization uuid>-<year>`: the organization is in the stream name too. */
 function organizationOf(e: RecordedEvent): string {
@@ -25,7 +26,7 @@ export const invoiceNumbersProjector: Projector = {
   name: 'invoice-numbers',
   handles: ['InvoiceNumberAssigned'],
   tables: ['invoice_numbers'],
-  async apply(events: RecordedEvent[], trx: Transaction<any>): Promise<void> {
+  async apply(events: RecordedEvent[], trx: Transaction<Database>): Promise<void> {
     const rows = events.map((e) => {
       const { data } = e as unknown as InvoiceNumberAssigned;
       return {

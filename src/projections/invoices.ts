@@ -16,6 +16,7 @@ import type { InvoiceCustomer } from '../commands/invoice/commands.ts';
 import { INVOICE_EVENT_TYPES, INVOICE_STATUSES, type Invoice, type InvoiceEvent } from '../commands/invoice/events.ts';
 import type { RecordedEvent } from '../eventstore/types.ts';
 import type { Projector } from './projector.ts';
+import type { Database } from '../db/schema.ts';
 
 interface Latest {
   organizationId: string;
@@ -118,7 +119,7 @@ const UPDATES = sql.raw(
  * included), so the counts table is the same however events were batched.
  * Returns the rows that moved, and whether each was there before.
  */
-async function upsertInvoices(trx: Transaction<any>, latest: Latest[]): Promise<{ id: string; existed: boolean }[]> {
+async function upsertInvoices(trx: Transaction<Database>, latest: Latest[]): Promise<{ id: string; existed: boolean }[]> {
   const rows = latest.map(row);
   const arrays = COLUMNS.map((c) => sql`${rows.map((r) => r[c])}::${sql.raw(COLUMN_TYPES[c])}[]`);
   const names = sql.raw(COLUMNS.join(', '));
@@ -151,7 +152,7 @@ async function upsertInvoices(trx: Transaction<any>, latest: Latest[]): Promise<
  * Invoices new to the table have nothing to delete (a batch of creations is
  * one statement fewer).
  */
-async function rewriteLines(trx: Transaction<any>, latest: Latest[], existing: string[]): Promise<void> {
+async function rewriteLines(trx: Transaction<Database>, latest: Latest[], existing: string[]): Promise<void> {
   if (existing.length > 0) {
     await sql`
       with taxes as (delete from invoice_tax_breakdown where invoice_id = any(${existing}::uuid[]))
@@ -176,7 +177,7 @@ export const invoicesProjector: Projector = {
   name: 'invoices',
   handles: INVOICE_EVENT_TYPES,
   tables: ['invoices', 'invoice_lines', 'invoice_tax_breakdown', 'invoice_status_counts'],
-  async apply(events: RecordedEvent[], trx: Transaction<any>): Promise<void> {
+  async apply(events: RecordedEvent[], trx: Transaction<Database>): Promise<void> {
     const latest = newestPerInvoice(events);
     if (latest.length === 0) return;
     const moved = new Map((await upsertInvoices(trx, latest)).map((r) => [r.id, r.existed]));

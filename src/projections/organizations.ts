@@ -9,6 +9,7 @@ import type { Organization, OrganizationEvent } from '../commands/organization/e
 import { ORGANIZATION_EVENT_TYPES } from '../commands/organization/events.ts';
 import type { RecordedEvent } from '../eventstore/types.ts';
 import type { Projector } from './projector.ts';
+import type { Database } from '../db/schema.ts';
 
 function row(o: Organization) {
   return {
@@ -47,7 +48,7 @@ export const organizationsProjector: Projector = {
   name: 'organizations',
   handles: ORGANIZATION_EVENT_TYPES,
   tables: ['organizations'],
-  async apply(events: RecordedEvent[], trx: Transaction<any>): Promise<void> {
+  async apply(events: RecordedEvent[], trx: Transaction<Database>): Promise<void> {
     const rows = newestPerOrganization(events).map(row);
     if (rows.length === 0) return;
     await trx

@@ -8,6 +8,7 @@
 import { sql, type Kysely } from 'kysely';
 import { Notifier } from '../eventstore/notifier.ts';
 import { comparePositions } from '../eventstore/types.ts';
+import type { Database } from '../db/schema.ts';
 
 interface Waiter {
   position: string;
@@ -23,7 +24,7 @@ export class ProjectionProgress {
   private poller: NodeJS.Timeout | null = null;
 
   constructor(
-    private readonly db: Kysely<any>,
+    private readonly db: Kysely<Database>,
     url: string,
     readonly names: readonly string[],
   ) {

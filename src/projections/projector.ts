@@ -1,5 +1,6 @@
 import type { Transaction } from 'kysely';
 import type { RecordedEvent } from '../eventstore/types.ts';
+import type { Database } from '../db/schema.ts';
 
 /**
  * A projector turns events into rows of its read-model tables.
@@ -13,5 +14,5 @@ export interface Projector {
   handles: readonly string[];
   /** Its tables, all in the public schema (rebuild copies and swaps them). */
   tables: readonly string[];
-  apply(events: RecordedEvent[], trx: Transaction<any>): Promise<void>;
+  apply(events: RecordedEvent[], trx: Transaction<Database>): Promise<void>;
 }

@@ -11,10 +11,11 @@ import type { EventStore, RecordedEvent } from '../eventstore/types.ts';
 import { comparePositions } from '../eventstore/types.ts';
 import { ensureCheckpoint, lockCheckpoint, moveCheckpoint } from './checkpoints.ts';
 import type { Projector } from './projector.ts';
+import type { Database } from '../db/schema.ts';
 
 const BATCH = 1000;
 
-async function applyInShadow(trx: Transaction<any>, schema: string, projector: Projector, events: RecordedEvent[]) {
+async function applyInShadow(trx: Transaction<Database>, schema: string, projector: Projector, events: RecordedEvent[]) {
   const handles = new Set(projector.handles);
   const mine = events.filter((e) => handles.has(e.type));
   if (mine.length === 0) return;
@@ -25,7 +26,7 @@ async function applyInShadow(trx: Transaction<any>, schema: string, projector: P
 
 /** Replays (after, until] into the shadow schema; returns the last position read. Also used by projections verify. */
 export async function replay(
-  db: Kysely<any> | Transaction<any>,
+  db: Kysely<Database> | Transaction<Database>,
   store: EventStore,
   schema: string,
   projector: Projector,
@@ -37,8 +38,8 @@ export async function replay(
     let events = await store.readAll(position, BATCH);
     if (until !== null) events = events.filter((e) => comparePositions(e.position, until) <= 0);
     if (events.length === 0) return position;
-    if ('isTransaction' in db && db.isTransaction) await applyInShadow(db as Transaction<any>, schema, projector, events);
-    else await (db as Kysely<any>).transaction().execute((trx) => applyInShadow(trx, schema, projector, events));
+    if ('isTransaction' in db && db.isTransaction) await applyInShadow(db as Transaction<Database>, schema, projector, events);
+    else await (db as Kysely<Database>).transaction().execute((trx) => applyInShadow(trx, schema, projector, events));
     position = events[events.length - 1].position;
   }
 }
@@ -49,7 +50,7 @@ export interface RebuildResult {
   rows: Record<string, number>;
 }
 
-export async function rebuildProjection(db: Kysely<any>, store: EventStore, projector: Projector): Promise<RebuildResult> {
+export async function rebuildProjection(db: Kysely<Database>, store: EventStore, projector: Projector): Promise<RebuildResult> {
   const schema = `rebuild_${projector.name.replace(/[^a-z0-9_]/gi, '_')}`;
   await ensureCheckpoint(db, projector.name);
   await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(db);

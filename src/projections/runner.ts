@@ -29,11 +29,12 @@ import type { ProjectionProgress } from './progress.ts';
 import type { Projector } from './projector.ts';
 import { Alarm } from '../shared/alarm.ts';
 import { announcerFor, type ProgressAnnouncer } from './announcer.ts';
+import type { Database } from '../db/schema.ts';
 
 const FLUSH_MS = 500;
 
 export interface RunnerDeps {
-  db: Kysely<any>;
+  db: Kysely<Database>;
   store: EventStore;
   url: string;
   logger: Logger;
@@ -73,7 +74,7 @@ export class ProjectionRunner {
   private readonly announce: ProgressAnnouncer;
   /** The lock's connection, on which batches are written (and Kysely over it, for projectors). */
   private conn: pg.Client | null = null;
-  private connDb: Kysely<any> | null = null;
+  private connDb: Kysely<Database> | null = null;
   /** Set synchronously by the connection's error/end events, before its queries fail. */
   private connLost = false;
 
@@ -269,7 +270,7 @@ export class ProjectionRunner {
           update projection_checkpoints set position = ${literal(position)}, updated_at = now(), failed_event_id = null, error = null
            where name = ${literal(name)} and position is not distinct from ${literal(this.persisted)}`)) as unknown as pg.QueryResult[];
         if (opened[2].rowCount !== 1) throw new CheckpointMoved();
-        if (events.length > 0) await this.projector.apply(events, this.connDb as unknown as Transaction<any>);
+        if (events.length > 0) await this.projector.apply(events, this.connDb as unknown as Transaction<Database>);
         await conn.query('commit');
       } catch (err) {
         await conn.query('rollback').catch(() => {});
@@ -288,10 +289,10 @@ export class ProjectionRunner {
  * whose transaction the runner opened (PostgresDialect only needs a pool
  * that hands out that client and a release that keeps it).
  */
-function onConnection(client: pg.Client): Kysely<any> {
+function onConnection(client: pg.Client): Kysely<Database> {
   const target = client as unknown as { query(...args: unknown[]): unknown };
   const lease = { query: (...args: unknown[]) => target.query(...args), release() {} };
-  return new Kysely<any>({
+  return new Kysely<Database>({
     dialect: new PostgresDialect({ pool: { connect: async () => lease, end: async () => {} } as any }),
   });
 }

@@ -3,6 +3,7 @@ import { sql, type Kysely } from 'kysely';
 import type { EventStore } from '../eventstore/types.ts';
 import { comparePositions } from '../eventstore/types.ts';
 import { readCheckpoints } from './checkpoints.ts';
+import type { Database } from '../db/schema.ts';
 
 export interface ProjectionStatus {
   name: string;
@@ -22,7 +23,7 @@ export interface ProjectionStatus {
  * (the webhook subscriber), which writes do not wait for but an operator
  * must see.
  */
-export async function projectionStatus(db: Kysely<any>, store: EventStore, projectorNames: readonly string[]): Promise<ProjectionStatus[]> {
+export async function projectionStatus(db: Kysely<Database>, store: EventStore, projectorNames: readonly string[]): Promise<ProjectionStatus[]> {
   const head = await store.headPosition();
   const checkpoints = await readCheckpoints(db);
   const rows = new Map(checkpoints.map((r) => [r.name, r]));
@@ -52,7 +53,7 @@ export async function projectionStatus(db: Kysely<any>, store: EventStore, proje
   return out;
 }
 
-async function countAfter(db: Kysely<any>, position: string | null): Promise<number> {
+async function countAfter(db: Kysely<Database>, position: string | null): Promise<number> {
   const [tx, pos] = position ? position.split('-').map((s) => BigInt(s).toString()) : ['0', '0'];
   const { rows } = await sql<{ n: string }>`
     select count(*) as n from (select 1 from es_events

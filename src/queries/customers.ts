@@ -11,6 +11,8 @@ import type { Kysely } from 'kysely';
 import type { Customer, CustomerStatus, CustomerType } from '../commands/customer/events.ts';
 import type { InvoiceCustomer } from '../commands/invoice/commands.ts';
 import { containsPattern } from '../shared/search.ts';
+import { isoOrNull as iso } from '../shared/time.ts';
+import type { Database } from '../db/schema.ts';
 
 const PUBLIC_COLUMNS = [
   'id', 'name', 'type', 'ice', 'legal_name', 'rc', 'email', 'phone',
@@ -18,12 +20,7 @@ const PUBLIC_COLUMNS = [
   'notes', 'tags', 'status', 'archived_at', 'created_at', 'updated_at', 'version',
 ] as const;
 
-function iso(value: Date | string | null): string | null {
-  if (value === null) return null;
-  return (value instanceof Date ? value : new Date(value)).toISOString();
-}
-
-/** A customers row as the CONTRACT section 5 representation. */
+/** A customers row as the docs/api-decisions.md "Representations" representation. */
 export function toCustomer(row: Record<string, any>): Customer {
   return {
     id: row.id,
@@ -55,13 +52,13 @@ export function toCustomer(row: Record<string, any>): Customer {
  * WHERE clause the planner may pick an (organization_id, ...) index and walk
  * every customer of the organization (it did, with fresh statistics).
  */
-export async function getCustomer(db: Kysely<any>, organizationId: string, customerId: string): Promise<Customer | null> {
+export async function getCustomer(db: Kysely<Database>, organizationId: string, customerId: string): Promise<Customer | null> {
   const row = await db.selectFrom('customers').select([...PUBLIC_COLUMNS, 'organization_id']).where('id', '=', customerId).executeTakeFirst();
   return row && row.organization_id === organizationId ? toCustomer(row) : null;
 }
 
 /** The customer facts an invoice records (id, name, type, ice, email, phone, address, status). */
-export async function customerSnapshot(db: Kysely<any>, organizationId: string, customerId: string): Promise<InvoiceCustomer | null> {
+export async function customerSnapshot(db: Kysely<Database>, organizationId: string, customerId: string): Promise<InvoiceCustomer | null> {
   const customer = await getCustomer(db, organizationId, customerId);
   if (!customer) return null;
   const { id, name, type, ice, email, phone, address, status } = customer;
@@ -83,9 +80,9 @@ export interface CustomerPage {
   total: number;
 }
 
-export async function listCustomers(db: Kysely<any>, organizationId: string, q: CustomerListQuery): Promise<CustomerPage> {
+export async function listCustomers(db: Kysely<Database>, organizationId: string, q: CustomerListQuery): Promise<CustomerPage> {
   const pattern = containsPattern(q.search);
-  const filtered = (executor: Kysely<any>) => {
+  const filtered = (executor: Kysely<Database>) => {
     let query = executor.selectFrom('customers').where('organization_id', '=', organizationId);
     if (q.type) query = query.where('type', '=', q.type);
     if (q.status) query = query.where('status', '=', q.status);

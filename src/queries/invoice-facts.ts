@@ -8,16 +8,17 @@
  * the state a client could have seen.
  */
 import type { Kysely } from 'kysely';
-import { UUID } from '../accounts/accounts.ts';
+import { isUuid } from '../shared/ids.ts';
 import type { InvoiceFacts } from '../commands/invoice/facts.ts';
 import { customerSnapshot } from './customers.ts';
+import type { Database } from '../db/schema.ts';
 
 export type { InvoiceFacts };
 
-export function readModelFacts(db: Kysely<any>): InvoiceFacts {
+export function readModelFacts(db: Kysely<Database>): InvoiceFacts {
   return {
     async customer(organizationId, customerId) {
-      if (typeof customerId !== 'string' || !UUID.test(customerId)) return null;
+      if (!isUuid(customerId)) return null;
       return customerSnapshot(db, organizationId, customerId.toLowerCase());
     },
     async organization(organizationId) {

@@ -1,5 +1,5 @@
 /**
- * Read-model rows -> the invoice representation of CONTRACT section 5,
+ * Read-model rows -> the invoice representation of docs/api-decisions.md "Representations",
  * field for field the snapshot the events carry (test/invoices checks that
  * GET equals the last event's data.invoice). Numerics arrive as strings:
  * amounts get the currency's minor units, line inputs their canonical form.
@@ -8,6 +8,7 @@ import type { InvoiceCustomer } from '../commands/invoice/commands.ts';
 import type { Invoice, InvoiceLine } from '../commands/invoice/events.ts';
 import type { TaxBreakdownEntry } from '../commands/invoice/totals.ts';
 import { canonicalDecimal, formatAmount, minorUnits } from '../shared/money.ts';
+import { isoOrNull as iso } from '../shared/time.ts';
 
 /** The customer object of a single read (InvoiceCustomer without its status). */
 export type InvoiceViewCustomer = Omit<InvoiceCustomer, 'status'>;
@@ -15,13 +16,11 @@ export type InvoiceViewCustomer = Omit<InvoiceCustomer, 'status'>;
 /** A single read: the invoice plus its customer. */
 export type InvoiceView = Invoice & { customer: InvoiceViewCustomer | null };
 
-const iso = (v: Date | string | null): string | null => (v === null ? null : new Date(v).toISOString());
-
 /*
  * PostgreSQL sends numerics as plain decimal text ("1250.5000"), so the wire
- * formats are string surgery, exact and ~15x cheaper than decimal.js (a list
- * of 20 invoices formats ~600 values). Anything unexpected takes the decimal
- * path, which gives the same result.
+ * formats are string surgery: exact, and much cheaper than decimal.js on a
+ * list, which formats hundreds of values (docs/performance.md, "Invoices").
+ * Anything unexpected takes the decimal path, which gives the same result.
  */
 const PLAIN = /^\d+(\.\d+)?$/;
 

@@ -30,12 +30,12 @@ export const GET_SQL = `select ${COLUMNS},
   where i.organization_id = $1`;
 
 /**
- * A single invoice with its `customer` (CONTRACT section 5), or null. Both
+ * A single invoice with its `customer` (docs/api-decisions.md "Representations"), or null. Both
  * rows are found by primary key alone (`offset 0` keeps the planner from
  * merging the organization condition into the lookup): given
  * `organization_id = $1 and id = $2`, it chose an (organization_id, ...)
- * index and walked every invoice of the organization, 0.4 to 0.9 ms per read
- * at a few thousand invoices and growing with them (docs/performance.md).
+ * index and walked every invoice of the organization, a cost growing with
+ * the organization's invoices (figures in docs/performance.md, "Invoices").
  */
 export async function getInvoice(pool: pg.Pool, organizationId: string, invoiceId: string): Promise<InvoiceView | null> {
   const { rows } = await pool.query({ name: 'invoices.get', text: GET_SQL, values: [organizationId, invoiceId.toLowerCase()] });

@@ -1,5 +1,5 @@
 /**
- * Reads of the organizations read model, shaped as the CONTRACT section 5
+ * Reads of the organizations read model, shaped as the docs/api-decisions.md "Representations"
  * representation. The profile comes from `organizations`; subscription and
  * API quotas from the account and its keys (configuration tables), joined at
  * read time so a plan change shows at once. Lists are scoped by account: a
@@ -7,8 +7,10 @@
  */
 import { sql, type Kysely } from 'kysely';
 import { effectiveSubscriptionStatus, type Account } from '../accounts/accounts.ts';
-import { PLAN_LIMITS, requestsPerMinute, type Plan } from '../api/plans.ts';
+import { PLAN_LIMITS, requestsPerMinute, type Plan } from '../accounts/plans.ts';
 import type { Organization, OrganizationProfile } from '../commands/organization/events.ts';
+import { isoOrNull as iso } from '../shared/time.ts';
+import type { Database } from '../db/schema.ts';
 
 /** The organization representation: its id and profile, plus the account's subscription and quotas. */
 export interface OrganizationView extends OrganizationProfile {
@@ -35,13 +37,11 @@ export interface VersionedOrganization {
 }
 
 /** Counts schedules that are active or paused, per organization. Replaced by the schedules feature. */
-export type ScheduleCounter = (db: Kysely<any>, organizationIds: string[]) => Promise<Map<string, number>>;
+export type ScheduleCounter = (db: Kysely<Database>, organizationIds: string[]) => Promise<Map<string, number>>;
 let countSchedules: ScheduleCounter = async () => new Map();
 export function useScheduleCounter(counter: ScheduleCounter): void {
   countSchedules = counter;
 }
-
-const iso = (v: Date | string | null) => (v === null ? null : new Date(v).toISOString());
 
 /** A read-model row as the Organization snapshot the events carry. */
 export function rowToOrganization(row: Record<string, any>): Organization {
@@ -91,7 +91,7 @@ function extrasOf(row: Record<string, any>): Extras {
 }
 
 /** Adds subscription and quotas to organization snapshots (all of one account or several). */
-export async function present(db: Kysely<any>, organizations: Organization[]): Promise<VersionedOrganization[]> {
+export async function present(db: Kysely<Database>, organizations: Organization[]): Promise<VersionedOrganization[]> {
   if (organizations.length === 0) return [];
   const ids = organizations.map((o) => o.id);
   const { rows } = await sql<Record<string, any>>`
@@ -108,14 +108,14 @@ export async function present(db: Kysely<any>, organizations: Organization[]): P
 }
 
 /** The organization row, or null when unknown or (with accountId) owned by another account. */
-export async function findOrganization(db: Kysely<any>, id: string, accountId?: string): Promise<Organization | null> {
+export async function findOrganization(db: Kysely<Database>, id: string, accountId?: string): Promise<Organization | null> {
   let q = db.selectFrom('organizations').selectAll().where('id', '=', id);
   if (accountId !== undefined) q = q.where('account_id', '=', accountId);
   const row = await q.executeTakeFirst();
   return row ? rowToOrganization(row) : null;
 }
 
-export async function getOrganization(db: Kysely<any>, id: string, accountId?: string): Promise<VersionedOrganization | null> {
+export async function getOrganization(db: Kysely<Database>, id: string, accountId?: string): Promise<VersionedOrganization | null> {
   const { rows } = await sql<Record<string, any>>`
     select o.*, ${WITH_EXTRAS}
       from organizations o join accounts a on a.id = o.account_id
@@ -133,7 +133,7 @@ export interface OrganizationListQuery {
 }
 
 export async function listOrganizations(
-  db: Kysely<any>,
+  db: Kysely<Database>,
   accountId: string,
   q: OrganizationListQuery,
 ): Promise<{ data: OrganizationView[]; total: number }> {

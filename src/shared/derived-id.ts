@@ -9,11 +9,10 @@
  * crash finds what the first one created instead of creating it again.
  */
 import { createHash } from 'node:crypto';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { isUuid } from './ids.ts';
 
 export function derivedV7(seed: string, label: string): string {
-  if (!UUID.test(seed)) throw new TypeError(`seed must be a UUID, got ${seed}`);
+  if (!isUuid(seed)) throw new TypeError(`seed must be a UUID, got ${seed}`);
   const time = seed.replace(/-/g, '').slice(0, 12).toLowerCase();
   const hash = createHash('sha256').update(`${seed.toLowerCase()}\n${label}`).digest('hex');
   const variant = ((parseInt(hash[3], 16) & 0x3) | 0x8).toString(16);

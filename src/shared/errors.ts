@@ -60,7 +60,7 @@ export class DomainError extends Error {
   }
 }
 
-/** A VALIDATION_ERROR with field details (CONTRACT section 7). */
+/** A VALIDATION_ERROR with field details (docs/api-decisions.md "Errors"). */
 export function validationError(fields: FieldError[], message = 'The request is invalid.'): DomainError {
   return new DomainError('VALIDATION_ERROR', message, { fields });
 }

@@ -1,10 +1,11 @@
 /**
- * Decimal money math (CONTRACT section 1). Nothing on the money path ever
+ * Decimal money math (docs/api-decisions.md "Identifiers, dates and money"). Nothing on the money path ever
  * touches a JS float: inputs are parsed into decimal.js values from their
  * string form, and amounts leave as strings with the currency's minor units.
  * Decisions (canonical echo format, limits) are written down in docs/money.md.
  */
 import { Decimal as DecimalJs } from 'decimal.js';
+import { isoMinorUnits } from './currencies.ts';
 
 /** A private Decimal constructor: global decimal.js settings are never touched. */
 export const Decimal = DecimalJs.clone({
@@ -22,29 +23,18 @@ export const MAX_LINE_INPUT = new Decimal('1000000000');
 
 // ---------------------------------------------------------------- currencies
 
-const minorUnitsCache = new Map<string, number>();
-let knownCurrencies: Set<string> | null = null;
-
 /**
- * True for a circulating ISO 4217 code that Intl knows. Intl.NumberFormat on
- * its own accepts any three letters ("QQQ"), so the list of supported values
- * is the real check.
+ * True for a code of the current ISO 4217 list (src/shared/currencies.ts,
+ * docs/money.md): CLF and the other funds included, withdrawn codes not.
  */
 export function isSupportedCurrency(code: unknown): code is string {
-  if (typeof code !== 'string' || !/^[A-Z]{3}$/.test(code)) return false;
-  knownCurrencies ??= new Set(Intl.supportedValuesOf('currency'));
-  return knownCurrencies.has(code);
+  return typeof code === 'string' && /^[A-Z]{3}$/.test(code) && isoMinorUnits(code) !== undefined;
 }
 
-/** Digits after the decimal point for amounts in this currency (MAD 2, JPY 0, KWD 3). */
+/** Digits after the decimal point for amounts in this currency, as ISO 4217 gives them (MAD 2, JPY 0, KWD 3, CLF 4). */
 export function minorUnits(currency: string): number {
-  const cached = minorUnitsCache.get(currency);
-  if (cached !== undefined) return cached;
-  if (!isSupportedCurrency(currency)) throw new RangeError(`unsupported currency: ${String(currency)}`);
-  const digits = new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions()
-    .maximumFractionDigits;
-  const units = digits ?? 2;
-  minorUnitsCache.set(currency, units);
+  const units = isSupportedCurrency(currency) ? isoMinorUnits(currency) : undefined;
+  if (units === undefined) throw new RangeError(`unsupported currency: ${String(currency)}`);
   return units;
 }
 

@@ -1,5 +1,5 @@
 /**
- * Case- and accent-insensitive substring search (CONTRACT section 9) without
+ * Case- and accent-insensitive substring search (docs/api-decisions.md "Lists") without
  * PostgreSQL's unaccent extension: projectors store a folded copy of the
  * searchable fields (`search_text`) and queries fold the term the same way,
  * then match with LIKE '%term%'. One folding function for both sides, so

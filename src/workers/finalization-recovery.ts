@@ -1,5 +1,5 @@
 /**
- * Recovery of the finalize protocol (DESIGN section 3, docs/invoices.md).
+ * Recovery of the finalize protocol (docs/architecture.md "Invariants across streams", docs/invoices.md).
  * A finalize that died between its lock (InvoiceFinalizationStarted) and its
  * number (InvoiceFinalized) leaves a locked draft, maybe with a number
  * already taken on the numbering stream. This worker finds those invoices in
@@ -21,6 +21,7 @@ import type { EventStore } from '../eventstore/types.ts';
 import { readModelFacts } from '../queries/invoice-facts.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { Worker } from './worker.ts';
+import type { Database } from '../db/schema.ts';
 
 export const FINALIZATION_GRACE_MS = 5_000;
 const SWEEP_EVERY_MS = 10_000;
@@ -28,7 +29,7 @@ const SWEEP_BATCH = 500;
 const STARTUP_CATCH_UP_MS = 60_000;
 
 export interface RecoveryDeps {
-  db: Kysely<any>;
+  db: Kysely<Database>;
   store: EventStore;
   logger: Logger;
 }

@@ -1,5 +1,5 @@
 /**
- * Recovery of the reservation protocol (DESIGN section 3). A write claims a
+ * Recovery of the reservation protocol (docs/architecture.md "Invariants across streams"). A write claims a
  * value before writing its owner's stream and releases given-up values after
  * it; a crash in between leaves a claim whose owner never came to exist, or
  * a value its owner no longer holds. This worker frees those.
@@ -19,11 +19,13 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { readReservation, release, RESERVATION_EVENT_TYPES, type HolderChecks } from '../commands/reservation/index.ts';
 import type { ReservationEvent } from '../commands/reservation/index.ts';
-import type { EventMetadata, EventStore, RecordedEvent } from '../eventstore/types.ts';
+import { systemMetadata } from '../commands/command.ts';
+import type { EventStore, RecordedEvent } from '../eventstore/types.ts';
 import type { Projector } from '../projections/projector.ts';
 import { ProjectionRunner } from '../projections/runner.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { Worker } from './worker.ts';
+import type { Database } from '../db/schema.ts';
 
 export const RECOVERY_GRACE_MS = 5 * 60_000;
 const SWEEP_EVERY_MS = 60_000;
@@ -34,7 +36,7 @@ export const reservationChecksConsumer: Projector = {
   name: 'reservation-recovery',
   handles: RESERVATION_EVENT_TYPES,
   tables: ['reservation_checks'],
-  async apply(events: RecordedEvent[], trx: Transaction<any>): Promise<void> {
+  async apply(events: RecordedEvent[], trx: Transaction<Database>): Promise<void> {
     for (const e of events) {
       const { kind, scope, value, owner } = (e as unknown as ReservationEvent).data;
       if (e.type === 'ReservationReleased') {
@@ -61,15 +63,11 @@ interface CheckRow {
 }
 
 export interface SweepDeps {
-  db: Kysely<any>;
+  db: Kysely<Database>;
   store: EventStore;
   logger: Logger;
   /** Who vouches for each kind of reservation; a kind without a check is never freed. */
   holderChecks: HolderChecks;
-}
-
-function systemMetadata(): EventMetadata {
-  return { organization_id: null, actor: 'system', request_id: null, correlation_id: null, causation_id: null, occurred_at: new Date().toISOString() };
 }
 
 /** One pass; returns what it did (for tests and the log). */
@@ -133,7 +131,7 @@ export const reservationRecoveryWorker = (holderChecks: HolderChecks): Worker =>
 });
 
 /** For tests and the CLI: the rows still waiting for a check. */
-export async function pendingReservationChecks(db: Kysely<any>): Promise<number> {
+export async function pendingReservationChecks(db: Kysely<Database>): Promise<number> {
   const { rows } = await sql<{ n: string }>`select count(*) as n from reservation_checks`.execute(db);
   return Number(rows[0].n);
 }

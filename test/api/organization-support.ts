@@ -4,8 +4,8 @@
  * restore work on them. Keys come from the pipeline's fixtures.
  */
 import { expect } from 'chai';
-import type { Plan } from '../../src/api/plans.ts';
-import type { Scope } from '../../src/api/route.ts';
+import type { Plan } from '../../src/accounts/plans.ts';
+import type { Scope } from '../../src/accounts/scopes.ts';
 import { call, createAccount, createKey, type TestKey } from '../support/fixtures.ts';
 import type { TestServer } from '../support/server.ts';
 

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { v7 as uuidv7 } from 'uuid';
 import { createAccount } from '../../src/accounts/accounts.ts';
-import { PLAN_LIMITS, type Plan } from '../../src/api/plans.ts';
+import { PLAN_LIMITS, type Plan } from '../../src/accounts/plans.ts';
 import { provisionOrganization } from '../../src/commands/organization/handler.ts';
 import { createUser } from '../../src/dashboard/users.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
@@ -46,14 +46,14 @@ export interface TestAccount {
 let counter = 0;
 
 /** An account with one organization (provisioned by the command, as the dashboard does) and one user per role. */
-export async function newAccount(server: TestServer, plan: Plan = 'professional'): Promise<TestAccount> {
+export async function newAccount(server: TestServer, plan: Plan = 'professional', profile: { ice?: string } = {}): Promise<TestAccount> {
   const rt = server.server.runtime;
   const n = `${process.pid}-${++counter}-${Date.now().toString(36)}`;
   const account = await createAccount(rt.database.db, { name: `Dashboard test ${n}`, plan });
   const metadata = { organization_id: null, actor: 'system', request_id: null, correlation_id: null, causation_id: null, occurred_at: new Date().toISOString() };
   const result = await provisionOrganization(
     { store: rt.store, metadata },
-    { organization_id: uuidv7(), account_id: account.id, entity_cap: PLAN_LIMITS[plan].entityCap, profile: { legal_name: `Atlas ${n} SARL` } },
+    { organization_id: uuidv7(), account_id: account.id, entity_cap: PLAN_LIMITS[plan].entityCap, profile: { legal_name: `Atlas ${n} SARL`, ...profile } },
   );
   await rt.progress.waitFor(result.position!, 10_000);
   const users = {} as TestAccount['users'];

@@ -148,6 +148,8 @@ export class WriteLoad {
   readonly finalized = new Map<string, string>();
   readonly statuses: Record<string, number> = {};
   readonly wrong: string[] = [];
+  /** Finalize requests sent and not yet answered. */
+  finalizing = 0;
   private stopped = false;
   private workers: Promise<void>[] = [];
 
@@ -199,10 +201,14 @@ export class WriteLoad {
       }
       const id = created.body.data.id as string;
       this.drafts.add(id);
-      const fin = await this.api.action(id, 'finalize').catch((e) => {
-        this.note('finalize', null, e);
-        return null;
-      });
+      this.finalizing++;
+      const fin = await this.api
+        .action(id, 'finalize')
+        .catch((e) => {
+          this.note('finalize', null, e);
+          return null;
+        })
+        .finally(() => this.finalizing--);
       if (fin && this.note('finalize', fin)) this.finalized.set(id, fin.body.data.invoice_number);
     }
   }

@@ -1,6 +1,6 @@
 /** HTTP helpers for the invoice suites: one client per tenant, with customers to invoice. */
 import { expect } from 'chai';
-import type { Scope } from '../../src/api/route.ts';
+import type { Scope } from '../../src/accounts/scopes.ts';
 import { call, createTenant, type Tenant } from '../support/fixtures.ts';
 import { serverPerSuite, type TestServer } from '../support/server.ts';
 import { newIce } from '../customers/support.ts';

@@ -10,8 +10,8 @@ import { v7 as uuidv7 } from 'uuid';
 import { createAccount as create, updateAccount } from '../../src/accounts/accounts.ts';
 import { insertKey } from '../../src/accounts/keys.ts';
 import { bundleScopes, type Bundle } from '../../src/accounts/scopes.ts';
-import type { Plan } from '../../src/api/plans.ts';
-import type { Scope } from '../../src/api/route.ts';
+import type { Plan } from '../../src/accounts/plans.ts';
+import type { Scope } from '../../src/accounts/scopes.ts';
 
 export interface AccountOptions {
   name?: string;

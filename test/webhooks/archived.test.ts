@@ -8,7 +8,7 @@ import { loadConfig } from '../../src/config.ts';
 import { webhookAllowInsecure } from '../../src/workers/webhooks/index.ts';
 import { startTestServer } from '../support/server.ts';
 import { startHarness, type Harness } from './harness.ts';
-import { appendInvoice, newEndpoint, newOrganization, Receiver, sleep, until } from './support.ts';
+import { appendInvoice, newEndpoint, newOrganization, Receiver, until } from './support.ts';
 
 describe('webhooks: archived organizations', () => {
   let h: Harness;
@@ -23,14 +23,19 @@ describe('webhooks: archived organizations', () => {
   });
 
   const archive = (org: string, archived: boolean) => h.t.db.updateTable('organizations').set({ archived }).where('id', '=', org).execute();
-  const deliveries = () => h.t.db.selectFrom('webhook_deliveries').selectAll().execute();
+  const deliveries = () => h.t.db.selectFrom('webhook_deliveries').selectAll().orderBy('created_at').orderBy('id').execute();
+  /** Waits until the sender has looked for due deliveries after every pending one was due: it then chose not to send them. */
+  const senderLookedAfterDue = async () => {
+    const due = (await deliveries()).map((d) => d.next_attempt_at!.getTime());
+    await until(() => h.senders[0].drainedAt > Math.max(...due), 5000);
+  };
 
   it('deliveries of an archived organization wait, uncounted, and flow after restore', async () => {
     const org = await newOrganization(h.t.db, true);
     await newEndpoint(h.t.db, org, receiver.url(), 'A');
     await appendInvoice(h.store, org, ['InvoiceCreated', 'InvoiceUpdated']);
     await until(async () => (await deliveries()).length === 2);
-    await sleep(1000);
+    await senderLookedAfterDue();
     expect(receiver.requests).to.have.length(0);
     expect((await deliveries()).map((d) => [d.status, d.attempt_count])).to.deep.equal([['pending', 0], ['pending', 0]]);
     expect(await h.t.db.selectFrom('webhook_attempts').selectAll().execute()).to.have.length(0);
@@ -46,7 +51,8 @@ describe('webhooks: archived organizations', () => {
     await appendInvoice(h.store, org);
     await until(() => receiver.requests.length === 1);
     await archive(org, true);
-    await sleep(1000); // the retry was due after ~200 ms
+    await until(async () => (await deliveries())[0].attempt_count === 1); // the failure is recorded, the retry scheduled
+    await senderLookedAfterDue(); // the retry was due ~200 ms after the failure
     expect(receiver.requests).to.have.length(1);
     await archive(org, false);
     await until(async () => (await deliveries())[0]?.status === 'succeeded', 5000);

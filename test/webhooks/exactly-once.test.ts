@@ -73,7 +73,8 @@ describe('webhooks: exactly once at scale', function () {
     await appendMany(h, org, EVENTS);
     await until(() => receiver.requests.length >= 2 * EVENTS, 60_000, 'all deliveries');
     await until(async () => (await sql<{ n: number }>`select count(*)::int as n from webhook_deliveries where status = 'succeeded'`.execute(h.t.db)).rows[0].n === 2 * EVENTS, 10_000);
-    await new Promise((r) => setTimeout(r, 500)); // a late duplicate would show up now
+    const doneAt = Date.now();
+    await until(() => h.senders[0].drainedAt > doneAt, 5000); // this process's sender looked again and found nothing due
     await expectExactlyOnce(h, receiver, 2 * EVENTS);
     expect(mine.size, 'sent by this process').to.be.within(1, 2 * EVENTS - 1);
   });
@@ -90,7 +91,8 @@ describe('webhooks: exactly once at scale', function () {
     await receiver.start(port);
     await until(() => receiver.requests.length >= EVENTS, 60_000, 'all deliveries after the receiver came back');
     await until(async () => (await sql<{ n: number }>`select count(*)::int as n from webhook_deliveries where status = 'succeeded'`.execute(h.t.db)).rows[0].n === EVENTS, 10_000);
-    await new Promise((r) => setTimeout(r, 500));
+    const doneAt = Date.now();
+    await until(() => h.senders.every((s) => s.drainedAt > doneAt), 5000); // both senders looked again and found nothing due
     await expectExactlyOnce(h, receiver, EVENTS);
     const { rows } = await sql<{ failed: number }>`select count(*)::int as failed from webhook_attempts where status_code is null`.execute(h.t.db);
     expect(rows[0].failed).to.be.at.least(EVENTS); // every one of them was tried while the receiver was down

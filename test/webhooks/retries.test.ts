@@ -64,7 +64,8 @@ describe('webhooks: retries and replay', () => {
     const ep = await newEndpoint(h.t.db, org, receiver.url(), 'B');
     await appendInvoice(h.store, org);
     await until(async () => (await status()) === 'failed', 20_000);
-    await new Promise((r) => setTimeout(r, 1500)); // nothing more comes
+    const failedAt = Date.now();
+    await until(() => h.senders.every((s) => s.drainedAt > failedAt), 5000); // every sender looked again: nothing more is due
     expect(receiver.requests).to.have.length(6);
     expectLadder(receiver.requests.map((r) => r.at));
     const failed = await delivery();

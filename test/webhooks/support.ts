@@ -20,7 +20,8 @@ export interface Received {
 }
 
 /** What the receiver does with a request; default 200 "ok". */
-export type Behavior = (r: Received, index: number) => { status?: number; body?: string | Buffer; headers?: Record<string, string>; hang?: boolean } | void;
+/** `reset`: the connection is destroyed without an answer; `delayMs`: the answer comes that much later. */
+export type Behavior = (r: Received, index: number) => { status?: number; body?: string | Buffer; headers?: Record<string, string>; hang?: boolean; reset?: boolean; delayMs?: number } | void;
 
 export class Receiver {
   readonly requests: Received[] = [];
@@ -38,8 +39,13 @@ export class Receiver {
         const index = this.requests.push(r) - 1;
         const answer = this.behavior(r, index) ?? {};
         if (answer.hang) return void this.hanging.add(res);
-        res.writeHead(answer.status ?? 200, answer.headers ?? { 'content-type': 'text/plain' });
-        res.end(answer.body ?? 'ok');
+        if (answer.reset) return void req.socket.destroy();
+        const reply = () => {
+          res.writeHead(answer.status ?? 200, answer.headers ?? { 'content-type': 'text/plain' });
+          res.end(answer.body ?? 'ok');
+        };
+        if (answer.delayMs) setTimeout(reply, answer.delayMs);
+        else reply();
       });
     });
     server.keepAliveTimeout = 5000;

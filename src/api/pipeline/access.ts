@@ -1,13 +1,13 @@
 /**
- * Steps 2 to 4 (CONTRACT section 8), in this order: the key's kind against
+ * Steps 2 to 4 (docs/api-decisions.md "Keys, plans and quotas"), in this order: the key's kind against
  * the route's audience (and X-Organization-Id for account keys), the plan,
  * subscription and organization state, then the route's scope.
  */
 import type { Request } from 'express';
-import { UUID } from '../../accounts/accounts.ts';
+import { isUuid } from '../../shared/ids.ts';
 import type { Runtime } from '../../runtime.ts';
 import { DomainError } from '../../shared/errors.ts';
-import { PLAN_LIMITS } from '../plans.ts';
+import { PLAN_LIMITS } from '../../accounts/plans.ts';
 import type { RouteSpec } from '../route.ts';
 import type { OrganizationState, Principal } from './authenticate.ts';
 
@@ -16,7 +16,7 @@ function orgNotFound(): DomainError {
 }
 
 async function ownedOrganization(rt: Runtime, accountId: string, id: string): Promise<OrganizationState> {
-  if (!UUID.test(id)) throw orgNotFound();
+  if (!isUuid(id)) throw orgNotFound();
   const { rows } = await rt.database.pool.query({
     name: 'pipeline-owned-organization',
     text: 'select id, account_id, archived, api_enabled from organizations where id = $1 and account_id = $2',

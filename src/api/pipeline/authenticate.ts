@@ -1,5 +1,5 @@
 /**
- * Step 1 (CONTRACT section 8): who is calling. One indexed query finds the
+ * Step 1 (docs/api-decisions.md "Keys, plans and quotas"): who is calling. One indexed query finds the
  * key by the SHA-256 of the Bearer secret, with its account and (for an
  * organization key) its organization, so the later checks need no more reads.
  * No cache: a revoked key fails on the very next request.
@@ -13,7 +13,7 @@ import { effectiveSubscriptionStatus, type SubscriptionStatus } from '../../acco
 import { hashSecret, modeOfSecret, sameHash } from '../../accounts/keys.ts';
 import type { Runtime } from '../../runtime.ts';
 import { DomainError } from '../../shared/errors.ts';
-import { requestsPerMinute, type Plan } from '../plans.ts';
+import { requestsPerMinute, type Plan } from '../../accounts/plans.ts';
 import { COUNT_REQUEST, windowOf, type RateWindow } from './ratelimit.ts';
 import type { ApiKeyInfo, Scope } from '../route.ts';
 

@@ -1,5 +1,5 @@
 /**
- * Idempotency-Key on POST (CONTRACT section 13), scoped to the API key.
+ * Idempotency-Key on POST (docs/api-decisions.md "Beyond the reference"), scoped to the API key.
  *
  * The first request inserts its (key id, Idempotency-Key) row "in progress"
  * under the primary key, so of concurrent duplicates exactly one wins the
@@ -20,7 +20,8 @@ import type { Request } from 'express';
 import { sql, type Kysely } from 'kysely';
 import { DomainError, validationError } from '../../shared/errors.ts';
 import { rawBody } from '../body.ts';
-import type { Rendered } from './reply.ts';
+import { bodyBytes, type Rendered } from './reply.ts';
+import type { Database } from '../../db/schema.ts';
 
 const LEASE_SECONDS = 120;
 const WAIT_MS = 30_000;
@@ -57,7 +58,7 @@ export function fingerprint(req: Request, organizationId: string | null): string
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function tryClaim(db: Kysely<any>, apiKeyId: string, key: string, print: string): Promise<Claim | null> {
+async function tryClaim(db: Kysely<Database>, apiKeyId: string, key: string, print: string): Promise<Claim | null> {
   const claim = randomUUID();
   // Insert, or take over a row that expired (24 h: a new request, a new seed) or whose
   // owner's lease ran out on the same request (the same work again: the same seed).
@@ -75,14 +76,14 @@ async function tryClaim(db: Kysely<any>, apiKeyId: string, key: string, print: s
 }
 
 /** Claims the key (the caller then runs the request) or returns the response to replay. */
-export async function begin(db: Kysely<any>, apiKeyId: string, key: string, print: string): Promise<Begin> {
+export async function begin(db: Kysely<Database>, apiKeyId: string, key: string, print: string): Promise<Begin> {
   const deadline = Date.now() + WAIT_MS;
   for (let pause = 20; ; pause = Math.min(pause * 2, 250)) {
     const owner = await tryClaim(db, apiKeyId, key, print);
     if (owner) return { owner };
     const row = await db
       .selectFrom('idempotency_keys')
-      .select(['fingerprint', 'completed', 'response_status', 'response_body', 'response_headers'])
+      .select(['fingerprint', 'completed', 'response_status', 'response_body', 'response_bytes', 'response_headers'])
       .where('api_key_id', '=', apiKeyId)
       .where('idempotency_key', '=', key)
       .executeTakeFirst();
@@ -90,7 +91,8 @@ export async function begin(db: Kysely<any>, apiKeyId: string, key: string, prin
       throw new DomainError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request. Use a new key.');
     }
     if (row?.completed) {
-      return { replay: { status: row.response_status, headers: row.response_headers ?? {}, json: row.response_body, file: null } };
+      // The stored bytes (jsonb alone would reorder the keys); rows older than migration 0020 have only the jsonb.
+      return { replay: { status: row.response_status!, headers: row.response_headers ?? {}, json: row.response_body, file: null, bytes: row.response_bytes ?? undefined } };
     }
     // Still in progress (or just released by a failed owner: the next claim takes it).
     if (Date.now() >= deadline) {
@@ -101,12 +103,12 @@ export async function begin(db: Kysely<any>, apiKeyId: string, key: string, prin
 }
 
 /** Stores the response for replays; 5xx and file responses release the key instead. */
-export async function finish(db: Kysely<any>, c: Claim, r: Rendered): Promise<void> {
+export async function finish(db: Kysely<Database>, c: Claim, r: Rendered): Promise<void> {
   if (r.status >= 500 || r.file) return release(db, c);
   await sql`
     update idempotency_keys
        set completed = true, locked_until = null, response_status = ${r.status},
-           response_body = ${JSON.stringify(r.json)}::jsonb, response_headers = ${JSON.stringify(r.headers)}::jsonb
+           response_body = ${bodyBytes(r)}::jsonb, response_bytes = ${bodyBytes(r)}, response_headers = ${JSON.stringify(r.headers)}::jsonb
      where api_key_id = ${c.apiKeyId} and idempotency_key = ${c.key} and claim = ${c.claim}`.execute(db);
 }
 
@@ -116,13 +118,13 @@ export async function finish(db: Kysely<any>, c: Claim, r: Rendered): Promise<vo
  * seed (what this attempt may already have created is found, not created
  * again); another body still gets 409.
  */
-export async function release(db: Kysely<any>, c: Claim): Promise<void> {
+export async function release(db: Kysely<Database>, c: Claim): Promise<void> {
   await sql`
     update idempotency_keys set locked_until = now() - interval '1 millisecond'
      where api_key_id = ${c.apiKeyId} and idempotency_key = ${c.key} and claim = ${c.claim} and not completed`.execute(db);
 }
 
 /** Drops rows older than 24 h (called now and then; the index on created_at keeps it cheap). */
-export async function purgeExpired(db: Kysely<any>): Promise<void> {
+export async function purgeExpired(db: Kysely<Database>): Promise<void> {
   await sql`delete from idempotency_keys where created_at < now() - interval '24 hours'`.execute(db);
 }

@@ -1,6 +1,6 @@
 /**
- * Turns RouteSpecs into express handlers that run the checks of CONTRACT
- * section 8 in order: authentication (401), key kind / organization (400,
+ * Turns RouteSpecs into express handlers that run the checks in the order of
+ * docs/api-decisions.md "Keys, plans and quotas": authentication (401), key kind / organization (400,
  * 403, 404), plan, subscription and organization state (403), scope (403),
  * rate limit (429), validation (400/404/415), Idempotency-Key, If-Match, then
  * the handler and its reply. Each step lives in its own file here.
@@ -16,17 +16,23 @@ import { derivedV7 } from '../../shared/derived-id.ts';
 import { begin, finish, fingerprint, idempotencyKeyOf, purgeExpired, release } from './idempotency.ts';
 import { enforceRateLimit, rateLimitOf, setRateLimitHeaders } from './ratelimit.ts';
 import { renderError, renderReply, send, type Rendered } from './reply.ts';
+import { UnauthenticatedLimiter } from './unauthenticated.ts';
 import { compileValidator } from './validate.ts';
 
 const PURGE_EVERY = 1000; // idempotent requests between two purges of expired keys
 
 export function mountRoutes(router: Router, rt: Runtime, specs: readonly RouteSpec[]): void {
   let idempotentRequests = 0;
+  const unauthenticated = new UnauthenticatedLimiter(rt.config?.unauthenticatedPerMinute ?? 60);
   for (const spec of specs) {
     const validate = compileValidator(spec); // at start-up: a bad schema fails early
     router[spec.method](spec.path, async (req: Request, res: Response, next: NextFunction) => {
       try {
-        const principal = await authenticate(rt, req);
+        unauthenticated.check(req, res);
+        const principal = await authenticate(rt, req).catch((err) => {
+          if (err instanceof DomainError && err.code === 'UNAUTHORIZED') unauthenticated.failed(req);
+          throw err;
+        });
         res.locals.keyId = principal.key.id;
         const rate = rateLimitOf(principal.window, principal.requestsPerMinute);
         setRateLimitHeaders(res, rate);

@@ -1,13 +1,13 @@
 /**
- * Step 5 (CONTRACT section 8): a fixed one-minute window per key, counted in
+ * Step 5 (docs/api-decisions.md "Keys, plans and quotas"): a fixed one-minute window per key, counted in
  * PostgreSQL so every API process shares the counters. The window opens with
  * a key's first request and closes 60 s later.
  *
  * The count is taken by the authentication statement itself (COUNT_REQUEST is
- * a CTE of it): one round trip for both. We used rate-limiter-flexible's
- * RateLimiterPostgres before; it needs its own round trip per request, and
- * removing it took the pipeline from 34% to the figure in docs/performance.md
- * of a one-read baseline. The upsert is the same fixed-window rule it ran.
+ * a CTE of it): one round trip for both, instead of a limiter of its own
+ * with a round trip per request (the history and figures are in
+ * docs/performance.md, "API pipeline"). The upsert is the classic
+ * fixed-window rule.
  *
  * The point is taken right after authentication, so the later 400/403
  * answers carry the X-RateLimit-* headers too (and count: a client looping on

@@ -17,6 +17,13 @@ export interface Rendered {
   /** JSON body, or null for a file. */
   json: unknown;
   file: FileReply['file'] | null;
+  /** The JSON body exactly as first sent (an Idempotency-Key replay); else `json` is serialized. */
+  bytes?: string;
+}
+
+/** The JSON body as sent: what an Idempotency-Key replay answers byte for byte. */
+export function bodyBytes(r: Rendered): string {
+  return r.bytes ?? JSON.stringify(r.json);
 }
 
 export function etagOf(version: number): string {
@@ -61,6 +68,7 @@ export function send(res: Response, r: Rendered): void {
   if (r.file) {
     res.send(typeof r.file.body === 'string' ? Buffer.from(r.file.body, 'utf8') : r.file.body);
   } else {
-    res.json(r.json);
+    res.setHeader('Content-Type', 'application/json; charset=utf-8');
+    res.send(bodyBytes(r));
   }
 }

@@ -2,7 +2,7 @@
  * The JSON schemas of the routes, as ajv validates them and OpenAPI shows
  * them: every object schema that does not say otherwise gets
  * `additionalProperties: false`, so an unknown or misspelt field is a
- * VALIDATION_ERROR instead of being silently dropped (CONTRACT section 7).
+ * VALIDATION_ERROR instead of being silently dropped (docs/api-decisions.md "Errors").
  */
 import type { JsonSchema, RouteSpec } from '../route.ts';
 
@@ -48,7 +48,7 @@ export function pathParams(path: string): string[] {
   return [...path.matchAll(/:([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]);
 }
 
-/** Params that carry resource ids, hence UUIDs (CONTRACT section 1). */
+/** Params that carry resource ids, hence UUIDs (docs/api-decisions.md "Identifiers, dates and money"). */
 export function isIdParam(name: string): boolean {
   return name === 'id' || /(Id|_id)$/.test(name);
 }

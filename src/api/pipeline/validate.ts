@@ -1,5 +1,5 @@
 /**
- * Step 6 (CONTRACT section 8): the body is parsed as JSON only now, after
+ * Step 6 (docs/api-decisions.md "Keys, plans and quotas"): the body is parsed as JSON only now, after
  * authentication; then ajv checks body and query against the route's
  * schemas (query strings coerced to the schema's types and defaults filled
  * in). Errors become VALIDATION_ERROR with readable field paths:
@@ -8,11 +8,11 @@
 import type { Request } from 'express';
 import _Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import _addFormats from 'ajv-formats';
-import { UUID } from '../../accounts/accounts.ts';
+import { isUuid } from '../../shared/ids.ts';
 import { notFound, validationError, type FieldError } from '../../shared/errors.ts';
 import { unstorableFields } from './storable.ts';
 import { parseJsonBody } from '../body.ts';
-import type { RouteSpec } from '../route.ts';
+import type { JsonSchema, RouteSpec } from '../route.ts';
 import { bodySchema, isIdParam, pathParams, querySchema } from './schema.ts';
 
 const Ajv2020 = _Ajv2020 as unknown as typeof _Ajv2020.default;
@@ -93,6 +93,36 @@ export function fieldErrors(errors: readonly ErrorObject[], root: string): Field
   });
 }
 
+const DECIMAL: Record<'integer' | 'number', RegExp> = { integer: /^-?[0-9]+$/, number: /^-?[0-9]+(\.[0-9]+)?$/ };
+
+/**
+ * Query parameters whose schema is numeric, with the form their raw value must
+ * have. ajv's coercion (like Number()) also takes "0x10", " 5", "1e3" or
+ * "0b1"; a query number must be written as plain decimal digits.
+ */
+function numericParams(schema: JsonSchema): Map<string, RegExp> {
+  const out = new Map<string, RegExp>();
+  for (const [name, prop] of Object.entries((schema.properties ?? {}) as Record<string, JsonSchema>)) {
+    const types = ([] as unknown[]).concat(prop.type ?? []);
+    if (types.includes('number')) out.set(name, DECIMAL.number);
+    else if (types.includes('integer')) out.set(name, DECIMAL.integer);
+  }
+  return out;
+}
+
+function nonDecimal(query: Record<string, unknown>, numeric: Map<string, RegExp>): FieldError[] {
+  const errors: FieldError[] = [];
+  for (const [name, form] of numeric) {
+    const raw = query[name];
+    if (raw === undefined) continue;
+    const values = Array.isArray(raw) ? raw : [raw];
+    if (values.some((v) => typeof v !== 'string' || !form.test(v))) {
+      errors.push({ field: name, message: form === DECIMAL.integer ? 'must be an integer' : 'must be a number' });
+    }
+  }
+  return errors;
+}
+
 export interface RouteValidator {
   (req: Request): { body: unknown; query: Record<string, unknown>; params: Record<string, string> };
 }
@@ -100,17 +130,19 @@ export interface RouteValidator {
 export function compileValidator(spec: RouteSpec): RouteValidator {
   const body: ValidateFunction = bodyAjv.compile(bodySchema(spec));
   const query: ValidateFunction = queryAjv.compile(querySchema(spec));
+  const numeric = numericParams(querySchema(spec));
   const ids = pathParams(spec.path).filter(isIdParam);
   return (req) => {
     const params = req.params as Record<string, string>;
     // An id that is not a UUID names nothing: 404, like an unknown one.
-    for (const name of ids) if (!UUID.test(params[name] ?? '')) throw notFound();
+    for (const name of ids) if (!isUuid(params[name])) throw notFound();
     // A GET has no body by definition; some clients send one anyway, which must not fail the read.
     const parsed = req.method === 'GET' || req.method === 'HEAD' ? undefined : parseJsonBody(req);
     const value = parsed === undefined ? {} : parsed;
     const q: Record<string, unknown> = { ...(req.query as Record<string, unknown>) };
-    const errors: FieldError[] = [];
-    if (!query(q)) errors.push(...fieldErrors(query.errors ?? [], 'query'));
+    const errors: FieldError[] = nonDecimal(q, numeric);
+    const badForm = new Set(errors.map((e) => e.field));
+    if (!query(q)) errors.push(...fieldErrors(query.errors ?? [], 'query').filter((e) => !badForm.has(e.field)));
     if (!body(value)) errors.push(...fieldErrors(body.errors ?? [], 'body'));
     // After ajv, so query numbers are checked once coerced.
     if (errors.length === 0) {

@@ -96,7 +96,7 @@ export const listCustomersQuery: JsonSchema = {
 const nullableString = { type: ['string', 'null'] };
 const datetime = { type: 'string', format: 'date-time' };
 
-/** The customer representation (CONTRACT section 5), for OpenAPI. */
+/** The customer representation (docs/api-decisions.md "Representations"), for OpenAPI. */
 export const customerSchema: JsonSchema = {
   type: 'object',
   properties: {

@@ -42,7 +42,7 @@ const customerId: JsonSchema = {
   format: 'uuid',
   description: 'An active customer of the organization (else VALIDATION_ERROR on customer_id).',
 };
-const currency: JsonSchema = { type: 'string', pattern: '^[A-Z]{3}$', description: 'ISO 4217 code, default MAD.', example: 'MAD' };
+const currency: JsonSchema = { type: 'string', pattern: '^[A-Z]{3}$', description: 'A code of the current ISO 4217 list (amounts then carry its minor units), default MAD.', example: 'MAD' };
 
 const editable = {
   customer_id: customerId,
@@ -95,7 +95,7 @@ const nullableString = { type: ['string', 'null'] };
 const nullableDatetime = { type: ['string', 'null'], format: 'date-time' };
 const amount = { type: 'string', description: 'Decimal string with the currency\'s minor units.', example: '1200.00' };
 
-/** The invoice representation (CONTRACT section 5), for OpenAPI. */
+/** The invoice representation (docs/api-decisions.md "Representations"), for OpenAPI. */
 export const invoiceSchema: JsonSchema = {
   type: 'object',
   properties: {

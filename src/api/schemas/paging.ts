@@ -1,4 +1,4 @@
-/** Query parameters every list endpoint takes (CONTRACT section 6), and their bounds. */
+/** Query parameters every list endpoint takes (docs/api-decisions.md "Status codes"), and their bounds. */
 import type { JsonSchema } from '../route.ts';
 
 /** Largest page number: keeps OFFSET far inside PostgreSQL's range (100 per page * 1e6). */

@@ -1,8 +1,8 @@
 /**
- * Customer decider (reference: customer state table; CONTRACT sections 5, 10).
+ * Customer decider (reference: customer state table; docs/api-decisions.md "Representations", "Customers").
  * PATCH may set any status; DELETE archives, once. ICE uniqueness is not
  * decided here: the handler claims and releases reservations around the
- * append (DESIGN section 3) using iceChange().
+ * append (docs/architecture.md "Invariants across streams") using iceChange().
  */
 import type { Decider } from '../shared/decider.ts';
 import { sameJson } from '../shared/same-json.ts';

@@ -1,6 +1,6 @@
 /**
  * Customer events (stream `customer-<id>`). Each carries the full public
- * customer representation (CONTRACT section 5) as of that event under
+ * customer representation (docs/api-decisions.md "Representations") as of that event under
  * data.customer, so the webhook worker publishes it verbatim and the
  * projector upserts it without reading anything else.
  */
@@ -20,7 +20,7 @@ export interface Address {
   country: string;
 }
 
-/** The public customer representation (CONTRACT section 5). */
+/** The public customer representation (docs/api-decisions.md "Representations"). */
 export interface Customer {
   id: string;
   name: string;

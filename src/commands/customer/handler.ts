@@ -1,7 +1,7 @@
 /**
  * Customer command handlers: the pure decider run through the one command
  * runner (src/commands/shared/handler.ts), wrapped in the ICE reservation
- * `customerice-<org>-<ice>` when the ICE changes (DESIGN section 3):
+ * `customerice-<org>-<ice>` when the ICE changes (docs/architecture.md "Invariants across streams"):
  * claim the new value, write the customer stream, release the old value.
  * A refused or failed write gives back what it claimed, so it leaves no
  * reservation behind; what a crash leaves, recovery frees (holders.ts).

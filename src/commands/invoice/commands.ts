@@ -57,7 +57,7 @@ export type UpdateInvoice = Command<
   'UpdateInvoice',
   { invoice_id: string; patch: InvoicePatch; customer?: InvoiceCustomer | null }
 >;
-/** Step 1 of finalize (DESIGN section 3): validate for issue and lock the draft. */
+/** Step 1 of finalize (docs/architecture.md "Invariants across streams"): validate for issue and lock the draft. */
 export type StartFinalization = Command<
   'StartFinalization',
   { invoice_id: string; customer: InvoiceCustomer | null; organization: OrganizationFacts }

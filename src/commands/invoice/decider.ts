@@ -1,14 +1,14 @@
 /**
- * Invoice decider: the reference's invoice state table plus CONTRACT section 4.
+ * Invoice decider: the reference's invoice state table plus docs/api-decisions.md "Invoice lifecycle".
  *
  *   draft --StartFinalization--> draft (locked) --CompleteFinalization--> finalized
  *   finalized --send--> sent;  finalized|sent --pay--> paid;  finalized|sent --void--> void
  *
- * Finalization is split in two (DESIGN section 3): the lock is taken on the
+ * Finalization is split in two (docs/architecture.md "Invariants across streams"): the lock is taken on the
  * invoice stream, the number comes from the numbering stream, and the number
  * lands here. A locked draft is no longer a draft for clients: PATCH answers
  * INVOICE_NOT_EDITABLE and a second finalize INVOICE_NOT_DRAFT.
- * Field validation runs before state checks (CONTRACT section 8 check order).
+ * Field validation runs before state checks (docs/api-decisions.md "Keys, plans and quotas" check order).
  */
 import { DomainError, notFound } from '../../shared/errors.ts';
 import { zeroAmount } from '../../shared/money.ts';
@@ -44,7 +44,7 @@ export function isFinalizationPending(state: InvoiceState): boolean {
   return state.finalization !== null;
 }
 
-/** The numbering stream's year: the calendar year of the issue date (CONTRACT section 3). */
+/** The numbering stream's year: the calendar year of the issue date (docs/api-decisions.md "Official numbers"). */
 export function numberingYear(invoice: Pick<Invoice, 'issue_date'>): number {
   return Number(invoice.issue_date.slice(0, 4));
 }

@@ -1,6 +1,6 @@
 /**
  * Invoice events (stream `invoice-<id>`). Every event carries the full invoice
- * representation of CONTRACT section 5 (without the embedded `customer`) as of
+ * representation of docs/api-decisions.md "Representations" (without the embedded `customer`) as of
  * that event under data.invoice: webhooks publish it verbatim, projectors
  * upsert it, and `version` is the revision of that very event.
  */
@@ -23,7 +23,7 @@ export interface InvoiceLine {
   total: string;
 }
 
-/** The public invoice representation (CONTRACT section 5) minus `customer`. */
+/** The public invoice representation (docs/api-decisions.md "Representations") minus `customer`. */
 export interface Invoice {
   id: string;
   invoice_number: string | null;

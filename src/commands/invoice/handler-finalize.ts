@@ -1,5 +1,5 @@
 /**
- * Finalize: the gapless-number protocol of DESIGN section 3, built from
+ * Finalize: the gapless-number protocol of docs/architecture.md "Invariants across streams", built from
  * single-stream appends so it runs unchanged on PostgreSQL and EventStoreDB.
  *
  *  (1) StartFinalization on `invoice-<id>` at its expected revision: the
@@ -19,6 +19,7 @@
  */
 import type { EventMetadata, EventStore } from '../../eventstore/types.ts';
 import { validationError } from '../../shared/errors.ts';
+import { systemMetadata } from '../command.ts';
 import type { InvoiceCustomer } from './commands.ts';
 import { invoiceNumbering } from '../invoicenumber/handler.ts';
 import { isFinalizationPending, numberingYear } from './decider.ts';
@@ -75,14 +76,11 @@ export async function completePendingFinalization(
   const { recorded, state, revision } = await loadInvoice(store, organizationId, invoiceId);
   if (!isFinalizationPending(state)) return null;
   const lock = recorded[recorded.length - 1];
-  const metadata: EventMetadata = {
+  const metadata = systemMetadata({
     organization_id: organizationId,
-    actor: 'system',
-    request_id: null,
     correlation_id: lock.metadata.correlation_id ?? null,
     causation_id: lock.id, // the InvoiceFinalizationStarted this completes
-    occurred_at: new Date().toISOString(),
-  };
+  });
   const started: InvoiceResult = { invoice: state.invoice!, state, revision, position: lock.position, appended: false };
   const done = await completeFinalization({ store, organizationId, metadata, facts }, invoiceId, started);
   return done.invoice.invoice_number;

@@ -1,5 +1,5 @@
 /**
- * Invoice lines: reading client input (CONTRACT section 1 limits) and pricing
+ * Invoice lines: reading client input (docs/api-decisions.md "Identifiers, dates and money" limits) and pricing
  * them into the stored representation (section 2). Errors name the exact
  * field, e.g. `items[0].quantity`: "must be greater than 0".
  */

@@ -1,5 +1,5 @@
 /**
- * Invoice totals (CONTRACT section 2). Line net amounts are rounded one by one,
+ * Invoice totals (docs/api-decisions.md "Totals and tax"). Line net amounts are rounded one by one,
  * and VAT is computed once per rate on the sum of that rate's line amounts
  * (EN 16931 BR-CO-17), so the breakdown always agrees with what a UBL
  * validator recomputes. Everything is decimal; amounts leave as strings.

@@ -1,5 +1,5 @@
 /**
- * Domain rules of invoice commands (CONTRACT sections 1, 4, 10). Readers
+ * Domain rules of invoice commands (docs/api-decisions.md "Identifiers, dates and money", "Invoice lifecycle", "Customers"). Readers
  * collect every field problem and throw one VALIDATION_ERROR; limits are
  * listed in docs/domain-rules.md.
  */
@@ -92,7 +92,7 @@ export function readInvoicePatch(
 }
 
 /**
- * Can this draft legally be issued? (CONTRACT section 4, finalize.) Every
+ * Can this draft legally be issued? (docs/api-decisions.md "Invoice lifecycle", finalize.) Every
  * failed condition is one field of the VALIDATION_ERROR.
  */
 export function checkIssuable(invoice: Invoice, customer: InvoiceCustomer | null, organization: OrganizationFacts): void {

@@ -1,6 +1,6 @@
 /**
  * The numbering aggregate: one stream per organization and calendar year,
- * `invoicenumbers-<org>-<year>` (DESIGN section 3). Appending at the expected
+ * `invoicenumbers-<org>-<year>` (docs/architecture.md "Invariants across streams"). Appending at the expected
  * revision makes numbers gapless and unique across processes; remembering
  * which invoice got which number makes a repeated assignment (retry, or
  * recovery racing the request) return the number already given.

@@ -1,5 +1,5 @@
 /**
- * Step (2) of finalize (DESIGN section 3): AssignNumber on the numbering
+ * Step (2) of finalize (docs/architecture.md "Invariants across streams"): AssignNumber on the numbering
  * stream `invoicenumbers-<org>-<year>`, appended at its expected revision.
  *
  * Every finalize of an organization and year meets on that one stream, so

@@ -1,10 +1,10 @@
 /**
- * Organization decider (reference: States, Organization; CONTRACT section 5).
+ * Organization decider (reference: States, Organization; docs/api-decisions.md "Representations").
  * Archive and restore toggle one flag, each refused when it would change
  * nothing (ALREADY_ARCHIVED, NOT_ARCHIVED). An archived organization is
  * frozen: its profile cannot change until it is restored. ICE uniqueness and
  * the entity cap are not decided here: the handler claims reservations around
- * the append (DESIGN section 3), using iceChange() to know which.
+ * the append (docs/architecture.md "Invariants across streams"), using iceChange() to know which.
  */
 import { DomainError, notFound } from '../../shared/errors.ts';
 import type { Decider } from '../shared/decider.ts';
@@ -28,7 +28,7 @@ export function evolveOrganization(state: OrganizationState, event: Organization
   return { revision: state.revision + 1, organization: event.data.organization, entitySlot };
 }
 
-/** The refusal the pipeline also gives an archived organization's keys (CONTRACT section 8). */
+/** The refusal the pipeline also gives an archived organization's keys (docs/api-decisions.md "Keys, plans and quotas"). */
 export function organizationArchivedError(): DomainError {
   return new DomainError('FORBIDDEN', 'The organization is archived. Restore it to use it again.', {
     reason: 'organization_archived',

@@ -33,7 +33,7 @@ export interface OrganizationProfile {
 export interface Organization extends OrganizationProfile {
   id: string;
   account_id: string;
-  /** `org update --api disabled` switches it off: API_DISABLED (CONTRACT section 8). */
+  /** `org update --api disabled` switches it off: API_DISABLED (docs/api-decisions.md "Keys, plans and quotas"). */
   api_enabled: boolean;
   archived: boolean;
   archived_at: string | null;

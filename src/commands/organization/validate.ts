@@ -1,5 +1,5 @@
 /**
- * Domain rules of organization profile fields (CONTRACT section 5; limits in
+ * Domain rules of organization profile fields (docs/api-decisions.md "Representations"; limits in
  * docs/organizations.md). Readers return normalized values: text trimmed,
  * blank optional text as null, the address with its default country.
  */

@@ -1,5 +1,5 @@
 /**
- * Reservation streams (DESIGN section 3): one stream per reserved value,
+ * Reservation streams (docs/architecture.md "Invariants across streams"): one stream per reserved value,
  * holding its current owner. EventStoreDB appends atomically to one stream
  * only, so "this value belongs to one owner" is kept by appending to the
  * value's own stream at an expected revision, on either adapter.

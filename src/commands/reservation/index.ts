@@ -1,5 +1,5 @@
 /**
- * The reservation protocol's public entry (DESIGN section 3). Typical use by
+ * The reservation protocol's public entry (docs/architecture.md "Invariants across streams"). Typical use by
  * a command handler:
  *
  *   await writeWithReservations(store, {

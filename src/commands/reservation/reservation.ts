@@ -132,7 +132,7 @@ export async function claimFirstFree(
   return null;
 }
 
-/** The answer to a duplicate ICE (CONTRACT section 7). */
+/** The answer to a duplicate ICE (docs/api-decisions.md "Errors"). */
 export function iceAlreadyUsed(): Error {
   return validationError([{ field: 'ice', message: 'already used' }], 'This ICE is already used.');
 }

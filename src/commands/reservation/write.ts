@@ -1,5 +1,5 @@
 /**
- * The order of a write that changes reserved values (DESIGN section 3):
+ * The order of a write that changes reserved values (docs/architecture.md "Invariants across streams"):
  *   1. claim every new value (a taken one refuses the whole write);
  *   2. mark every value given up (ReservationReleaseIntended), so a crash
  *      before step 4 leaves a trace recovery follows;

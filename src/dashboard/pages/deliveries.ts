@@ -9,7 +9,7 @@ import { PUBLIC_EVENT_NAME_LIST } from '../../commands/public-event-names.ts';
 import type { Runtime } from '../../runtime.ts';
 import { DELIVERY_STATUSES, getDelivery, listAttempts, replayDelivery, searchDeliveries, type DeliveryFilter } from '../../workers/webhooks/deliveries.ts';
 import { listEndpoints } from '../../workers/webhooks/endpoints.ts';
-import { UUID } from '../../accounts/accounts.ts';
+import { isUuid } from '../../shared/ids.ts';
 import { audit, flash, formErrors, notFoundPage, orgOf, ownedBy, render, requireRole, withOrg, seeOther } from '../context.ts';
 
 const PER_PAGE = 50;
@@ -54,7 +54,7 @@ export function deliveryPages(router: Router, rt: Runtime): void {
     }
     const before = q(req, 'before');
     const beforeId = q(req, 'before_id');
-    if (before && UUID.test(beforeId) && !Number.isNaN(new Date(before).getTime())) filter.before = { createdAt: before, id: beforeId };
+    if (before && isUuid(beforeId) && !Number.isNaN(new Date(before).getTime())) filter.before = { createdAt: before, id: beforeId };
     const rows = errors.length ? [] : await searchDeliveries(rt.database.db, orgOf(res).id, filter);
     const more = rows.length > PER_PAGE;
     const shown = rows.slice(0, PER_PAGE);

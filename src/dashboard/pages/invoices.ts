@@ -3,15 +3,19 @@
  * and auditors): the API's list with its filters (status, customer, issue
  * dates, order; src/queries/invoices.ts), and one invoice with its lines,
  * totals, tax breakdown and event history (the same history as
- * GET /invoices/{id}/events), each event's actor named by its API key.
+ * GET /invoices/{id}/events), each event's actor named by its API key;
+ * the PDF (fr, en, ar) and UBL XML of an issued invoice, from the document
+ * service of GET /invoices/{id}/pdf and /xml.
  */
 import type { Request, Response, Router } from 'express';
-import { UUID } from '../../accounts/accounts.ts';
-import { invoiceHistory } from '../../api/invoices.ts';
+import { isUuid } from '../../shared/ids.ts';
+import { invoiceHistory } from '../../queries/invoice-history.ts';
 import { loadInvoice } from '../../commands/invoice/handlers.ts';
+import { documentsFor } from '../../documents/for-runtime.ts';
+import { DOCUMENT_LOCALES, type DocumentLocale } from '../../documents/locale.ts';
 import { getInvoice, listInvoices, type InvoiceListQuery } from '../../queries/invoices.ts';
 import type { Runtime } from '../../runtime.ts';
-import { notFoundPage, orgOf, render, withOrg } from '../context.ts';
+import { formErrors, notFoundPage, orgOf, render, withOrg } from '../context.ts';
 
 const PER_PAGE = 25;
 const STATUSES = ['draft', 'finalized', 'sent', 'paid', 'void'] as const;
@@ -29,8 +33,8 @@ function validDate(value: string): boolean {
 
 /** "Clé « Compta » (svc_test_…a1b2)" for an API key actor, the user's email for a dashboard user, else as recorded. */
 async function actorNames(rt: Runtime, actors: string[]): Promise<Map<string, string>> {
-  const keyIds = actors.filter((a) => UUID.test(a));
-  const userIds = actors.filter((a) => a.startsWith('user:') && UUID.test(a.slice(5))).map((a) => a.slice(5));
+  const keyIds = actors.filter((a) => isUuid(a));
+  const userIds = actors.filter((a) => a.startsWith('user:') && isUuid(a.slice(5))).map((a) => a.slice(5));
   const names = new Map<string, string>();
   if (keyIds.length) {
     const keys = await rt.database.db.selectFrom('api_keys').select(['id', 'name', 'prefix', 'last4']).where('id', 'in', keyIds).execute();
@@ -60,7 +64,7 @@ export function invoicePages(router: Router, rt: Runtime): void {
       else errors.push({ field: 'status', message: `must be one of ${STATUSES.join(', ')}` });
     }
     if (values.customer_id) {
-      if (UUID.test(values.customer_id)) query.customer_id = values.customer_id;
+      if (isUuid(values.customer_id)) query.customer_id = values.customer_id;
       else errors.push({ field: 'customer_id', message: 'must be a UUID' });
     }
     for (const name of ['date_from', 'date_to'] as const) {
@@ -83,7 +87,7 @@ export function invoicePages(router: Router, rt: Runtime): void {
 
   router.get('/o/:org/invoices/:id', org, async (req, res) => {
     const id = String(req.params.id);
-    const invoice = UUID.test(id) ? await getInvoice(rt.database.pool, orgOf(res).id, id) : null;
+    const invoice = isUuid(id) ? await getInvoice(rt.database.pool, orgOf(res).id, id) : null;
     if (!invoice) return notFoundPage(rt)(req, res, () => {});
     const { recorded } = await loadInvoice(rt.store, orgOf(res).id, invoice.id);
     const history = invoiceHistory(recorded);
@@ -94,9 +98,33 @@ export function invoicePages(router: Router, rt: Runtime): void {
       documents: invoice.status !== 'draft' ? documentLinks(orgOf(res).id, invoice.id) : null,
     });
   });
+
+  // Downloads: the API's documents, as attachments (any role may read them, like the invoice itself).
+  router.get('/o/:org/invoices/:id/:kind', org, async (req, res, next) => {
+    const id = String(req.params.id);
+    const kind = String(req.params.kind);
+    const locale = typeof req.query.locale === 'string' ? req.query.locale : 'fr';
+    if ((kind !== 'pdf' && kind !== 'xml') || !isUuid(id) || !(DOCUMENT_LOCALES as readonly string[]).includes(locale)) return notFoundPage(rt)(req, res, next);
+    let file: { filename: string; body: Buffer | string };
+    try {
+      const documents = documentsFor(rt);
+      file = kind === 'pdf' ? await documents.pdf(orgOf(res).id, id.toLowerCase(), locale as DocumentLocale) : await documents.xml(orgOf(res).id, id.toLowerCase());
+    } catch (err) {
+      const errors = formErrors(err);
+      if (!errors) {
+        if ((err as { code?: string })?.code === 'NOT_FOUND') return notFoundPage(rt)(req, res, next);
+        throw err;
+      }
+      return render(rt, req, res, 'error', { title: 'error.forbidden.title', text: 'error.document.text', params: { message: errors[0].message } }, 409);
+    }
+    res.attachment(file.filename);
+    res.type(kind === 'pdf' ? 'application/pdf' : 'application/xml; charset=utf-8');
+    res.send(typeof file.body === 'string' ? Buffer.from(file.body, 'utf8') : file.body);
+  });
 }
 
-/** PDF and XML downloads: none until the document endpoints exist in this process (docs/dashboard.md). */
-function documentLinks(_organizationId: string, _invoiceId: string): { pdf: string; xml: string } | null {
-  return null;
+/** Download links of an issued invoice (drafts have no document: PDF_NOT_AVAILABLE). */
+function documentLinks(organizationId: string, invoiceId: string) {
+  const base = `/dashboard/o/${organizationId}/invoices/${invoiceId}`;
+  return { pdf: DOCUMENT_LOCALES.map((locale) => ({ locale, url: `${base}/pdf?locale=${locale}` })), xml: `${base}/xml` };
 }

@@ -10,9 +10,10 @@
  * costs the API nothing extra.
  */
 import type { Request, Response, Router } from 'express';
-import { createApiKey, listKeys, revokeKey, type ApiKeyRecord } from '../../accounts/keys.ts';
+import { sql } from 'kysely';
+import { createApiKey, revokeKey, type ApiKeyRecord } from '../../accounts/keys.ts';
 import { ALL_SCOPES, ACCOUNT_SCOPES, BUNDLES, bundleScopes, isBundle, parseScopes } from '../../accounts/scopes.ts';
-import { PLAN_LIMITS, type Plan } from '../../api/plans.ts';
+import { PLAN_LIMITS, type Plan } from '../../accounts/plans.ts';
 import type { Runtime } from '../../runtime.ts';
 import { audit, field, fieldList, formErrors, flash, notFoundPage, orgOf, ownedBy, render, requireRole, withOrg, seeOther } from '../context.ts';
 
@@ -37,16 +38,29 @@ function bundleOf(scopes: readonly string[]): string | null {
 
 async function page(rt: Runtime, req: Request, res: Response, extra: Record<string, unknown> = {}, status = 200) {
   const org = orgOf(res);
-  const all = await listKeys(rt.database.db, { organizationId: org.id });
-  // Active keys first, newest first; revoked ones after them.
-  all.sort((a, b) => Number(Boolean(a.revoked_at)) - Number(Boolean(b.revoked_at)) || b.created_at.getTime() - a.created_at.getTime());
-  const pages = Math.max(1, Math.ceil(all.length / PER_PAGE));
+  const db = rt.database.db;
+  // One page in SQL (active first, newest first), not every key of the organization.
+  const counts = await db
+    .selectFrom('api_keys')
+    .select((eb) => [eb.fn.countAll<string>().as('all'), eb.fn.count<string>('id').filterWhere('revoked_at', 'is', null).as('active')])
+    .where('organization_id', '=', org.id)
+    .executeTakeFirstOrThrow();
+  const pages = Math.max(1, Math.ceil(Number(counts.all) / PER_PAGE));
   const pageNo = Math.min(pages, Math.max(1, Number.parseInt(String(req.query.page ?? '1'), 10) || 1));
-  const shown = all.slice((pageNo - 1) * PER_PAGE, pageNo * PER_PAGE);
+  const shown = (await db
+    .selectFrom('api_keys')
+    .select(['id', 'account_id', 'organization_id', 'kind', 'mode', 'prefix', 'last4', 'scopes', 'name', 'created_at', 'revoked_at'])
+    .where('organization_id', '=', org.id)
+    .orderBy(sql`revoked_at is null`, 'desc')
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(PER_PAGE)
+    .offset((pageNo - 1) * PER_PAGE)
+    .execute()) as ApiKeyRecord[];
   const used = await lastUsed(rt, shown);
   const plan = res.locals.account.plan as Plan;
   const limits = PLAN_LIMITS[plan];
-  const active = all.filter((k) => !k.revoked_at).length;
+  const active = Number(counts.active);
   const values = (extra.values as Record<string, unknown> | undefined) ?? { bundle: 'invoicing', mode: rt.config.serviceMode, scopes: [] };
   return render(rt, req, res, 'keys', {
     keys: shown.map((k) => ({ ...k, bundle: bundleOf(k.scopes), display: `${k.prefix}…${k.last4}`, last_used: used.get(k.id) ?? null, active: !k.revoked_at })),
@@ -105,7 +119,7 @@ export function keyPages(router: Router, rt: Runtime): void {
   // Confirmation page (works without JavaScript), then the POST that revokes.
   router.get('/o/:org/keys/:id/revoke', org, admin, async (req, res) => {
     if (!(await ownedBy(rt, 'api_keys', String(req.params.id), orgOf(res).id))) return notFoundPage(rt)(req, res, () => {});
-    const [key] = (await listKeys(rt.database.db, { organizationId: orgOf(res).id })).filter((k) => k.id === String(req.params.id).toLowerCase());
+    const key = await rt.database.db.selectFrom('api_keys').select(['id', 'name', 'prefix', 'last4']).where('id', '=', String(req.params.id).toLowerCase()).executeTakeFirstOrThrow();
     return render(rt, req, res, 'keys-revoke', { key: { ...key, display: `${key.prefix}…${key.last4}` } });
   });
   router.post('/o/:org/keys/:id/revoke', org, admin, async (req, res) => {

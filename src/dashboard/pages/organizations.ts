@@ -5,8 +5,8 @@
  */
 import type { Request, Response, Router } from 'express';
 import { v7 as uuidv7 } from 'uuid';
-import { UUID } from '../../accounts/accounts.ts';
-import { PLAN_LIMITS } from '../../api/plans.ts';
+import { isUuid } from '../../shared/ids.ts';
+import { PLAN_LIMITS } from '../../accounts/plans.ts';
 import { archiveOrganization, provisionOrganization, restoreOrganization, type OrganizationResult, type OrganizationWrite } from '../../commands/organization/handler.ts';
 import { findOrganization, listOrganizations } from '../../queries/organizations.ts';
 import type { Runtime } from '../../runtime.ts';
@@ -62,7 +62,7 @@ export function organizationPages(router: Router, rt: Runtime): void {
 
   const stateChange = (action: (w: OrganizationWrite, id: string) => Promise<OrganizationResult>, done: string) => async (req: Request, res: Response) => {
     const id = String(req.params.id);
-    const owned = UUID.test(id) ? await findOrganization(rt.database.db, id.toLowerCase(), userOf(res).account_id) : null;
+    const owned = isUuid(id) ? await findOrganization(rt.database.db, id.toLowerCase(), userOf(res).account_id) : null;
     if (!owned) return notFoundPage(rt)(req, res, () => {});
     try {
       await settle(rt, await action({ store: rt.store, metadata: metadataOf(res, owned.id) }, owned.id));
@@ -79,7 +79,7 @@ export function organizationPages(router: Router, rt: Runtime): void {
 
   // The switcher (a plain GET form): opens the same section for the chosen organization.
   router.get('/switch', (req, res) => {
-    const org = typeof req.query.org === 'string' && UUID.test(req.query.org) ? req.query.org : null;
+    const org = typeof req.query.org === 'string' && isUuid(req.query.org) ? req.query.org : null;
     const section = typeof req.query.section === 'string' && ['keys', 'webhooks', 'deliveries', 'invoices'].includes(req.query.section) ? req.query.section : 'keys';
     res.redirect(303, org ? `/dashboard/o/${org}/${section}` : '/dashboard/organizations');
   });

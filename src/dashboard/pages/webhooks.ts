@@ -125,9 +125,10 @@ export function webhookPages(router: Router, rt: Runtime): void {
     if (!endpoint) return notFoundPage(rt)(req, res, () => {});
     const event = field(req.body, 'event');
     try {
-      const { delivery } = await sendTestEvent(rt.database.db, endpoint.id, event, testDeps());
+      const { delivery, attempt } = await sendTestEvent(rt.database.db, endpoint.id, event, testDeps());
       await audit(rt, res, 'webhook_endpoint.test_sent', delivery.id);
-      flash(req, delivery.status === 'succeeded' ? 'ok' : 'error', 'webhooks.test_sent', { event, status: delivery.status });
+      if (delivery.status === 'succeeded') flash(req, 'ok', 'webhooks.test_sent', { event });
+      else flash(req, 'error', 'webhooks.test_failed', { event, error: attempt.error ?? `HTTP ${attempt.statusCode}` });
     } catch (err) {
       const errors = formErrors(err);
       if (!errors) throw err;

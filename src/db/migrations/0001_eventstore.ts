@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 
 /**
- * The PostgreSQL event store (DESIGN section 2). Global order is
+ * The PostgreSQL event store (docs/architecture.md "Event store (PostgreSQL adapter)"). Global order is
  * (transaction_id, global_position); readers only see transactions older than
  * pg_snapshot_xmin, so an event whose transaction commits late is never skipped.
  * es_append does one append in one round trip; it raises SQLSTATE ES001 with the

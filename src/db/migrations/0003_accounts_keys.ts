@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 
 /**
  * Configuration tables of the request pipeline (not event-sourced: they are
- * settings and bookkeeping, not business history; DESIGN section 4).
+ * settings and bookkeeping, not business history; docs/architecture.md "Read side: typed tables").
  * - accounts: the customer of the platform, its plan and subscription.
  * - api_keys: only the SHA-256 of each secret, plus a display prefix/last4.
  * - rate_limits: per-key fixed-window counters (src/api/pipeline/ratelimit.ts;

@@ -89,7 +89,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     );
 
     -- Audit of continuity: one row per InvoiceNumberAssigned. Within an
-    -- organization and year, sequences are exactly 1..N (CONTRACT section 3).
+    -- organization and year, sequences are exactly 1..N (docs/api-decisions.md "Official numbers").
     create table invoice_numbers (
       organization_id uuid not null,
       year integer not null,

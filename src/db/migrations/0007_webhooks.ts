@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 
 /**
- * Webhooks (CONTRACT section 12, docs/webhooks.md). Configuration and an
+ * Webhooks (docs/api-decisions.md "Webhooks", docs/webhooks.md). Configuration and an
  * outbox, not event-sourced: deliveries are bookkeeping of sends.
  * - webhook_endpoints: `secret` holds the signing secret as sealed by
  *   src/workers/webhooks/secrets.ts (AES-256-GCM when WEBHOOK_SECRET_KEY is

@@ -16,6 +16,7 @@ import * as m0010 from './0010_invoice_status_counts.ts';
 import * as m0011 from './0011_es_append_one_json.ts';
 import * as m0012 from './0012_idempotency_seed.ts';
 import * as m0013 from './0013_invoice_items_on_row.ts';
+import * as m0020 from './0020_idempotency_response_bytes.ts';
 import * as m0050 from './0050_dashboard.ts';
 import * as m0060 from './0060_es_hash_chain.ts';
 import * as m0061 from './0061_reporting_views.ts';
@@ -35,6 +36,7 @@ export const migrations: Record<string, Migration> = {
   '0011_es_append_one_json': m0011,
   '0012_idempotency_seed': m0012,
   '0013_invoice_items_on_row': m0013,
+  '0020_idempotency_response_bytes': m0020,
   '0050_dashboard': m0050,
   '0060_es_hash_chain': m0060,
   '0061_reporting_views': m0061,

@@ -1,5 +1,5 @@
 /**
- * Where webhooks may go (CONTRACT section 12): https:// URLs whose every
+ * Where webhooks may go (docs/api-decisions.md "Webhooks"): https:// URLs whose every
  * address is publicly routable. Checked twice:
  * - at configuration (`webhook add`): clear error for the operator;
  * - at connection time, in the socket's own DNS lookup (guardedLookup), so

@@ -15,6 +15,8 @@ import { checkId } from './endpoints.ts';
 import { DELIVERIES_CHANNEL, recordAttempts, type AttemptRecord, type ClaimedDelivery } from './outbox.ts';
 import { sampleEvent } from './sample.ts';
 import { deliveryBody, type Convention } from './signing.ts';
+import { isoOrNull as iso } from '../../shared/time.ts';
+import type { Database } from '../../db/schema.ts';
 
 export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
 
@@ -34,8 +36,6 @@ export interface DeliveryView {
   last_error: string | null;
 }
 
-const iso = (v: Date | null) => (v === null ? null : new Date(v).toISOString());
-
 function view(r: any): DeliveryView {
   return {
     ...r,
@@ -54,7 +54,7 @@ const SELECT = sql`
   from webhook_deliveries d
   left join lateral (select status_code, error from webhook_attempts where delivery_id = d.id order by id desc limit 1) a on true`;
 
-export async function listDeliveries(db: Kysely<any>, organizationId: string, status?: string, limit = 100): Promise<DeliveryView[]> {
+export async function listDeliveries(db: Kysely<Database>, organizationId: string, status?: string, limit = 100): Promise<DeliveryView[]> {
   return searchDeliveries(db, organizationId, { status, limit });
 }
 
@@ -71,7 +71,7 @@ export interface DeliveryFilter {
 }
 
 /** An organization's deliveries matching `f`, newest first. */
-export async function searchDeliveries(db: Kysely<any>, organizationId: string, f: DeliveryFilter): Promise<DeliveryView[]> {
+export async function searchDeliveries(db: Kysely<Database>, organizationId: string, f: DeliveryFilter): Promise<DeliveryView[]> {
   if (f.status !== undefined && !(DELIVERY_STATUSES as readonly string[]).includes(f.status)) {
     throw new DomainError('VALIDATION_ERROR', `status "${f.status}" is not one of ${DELIVERY_STATUSES.join(', ')}`);
   }
@@ -99,7 +99,7 @@ export interface AttemptView {
 }
 
 /** Every attempt of a delivery, every series (replays) included, oldest first. */
-export async function listAttempts(db: Kysely<any>, deliveryId: string): Promise<AttemptView[]> {
+export async function listAttempts(db: Kysely<Database>, deliveryId: string): Promise<AttemptView[]> {
   const rows = await db
     .selectFrom('webhook_attempts')
     .select(['attempt_number', 'attempted_at', 'status_code', 'duration_ms', 'response_excerpt', 'error'])
@@ -110,13 +110,13 @@ export async function listAttempts(db: Kysely<any>, deliveryId: string): Promise
   return rows.map((r) => ({ ...r, attempted_at: new Date(r.attempted_at).toISOString() }) as AttemptView);
 }
 
-export async function getDelivery(db: Kysely<any>, id: string): Promise<DeliveryView> {
+export async function getDelivery(db: Kysely<Database>, id: string): Promise<DeliveryView> {
   const { rows } = await sql`${SELECT} where d.id = ${checkId(id, 'delivery')}`.execute(db);
   if (rows.length === 0) throw new DomainError('NOT_FOUND', `delivery ${id} not found`);
   return view(rows[0]);
 }
 
-export async function replayDelivery(db: Kysely<any>, id: string): Promise<DeliveryView> {
+export async function replayDelivery(db: Kysely<Database>, id: string): Promise<DeliveryView> {
   const deliveryId = checkId(id, 'delivery');
   const replayed = await db.transaction().execute(async (trx) => {
     const { rows } = await sql`
@@ -135,7 +135,7 @@ export async function replayDelivery(db: Kysely<any>, id: string): Promise<Deliv
 
 /** Sends a sample event of `eventName` to one endpoint now; returns the delivery and its attempt. */
 export async function sendTestEvent(
-  db: Kysely<any>,
+  db: Kysely<Database>,
   endpointId: string,
   eventName: string,
   deps: AttemptDeps,

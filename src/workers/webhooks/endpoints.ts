@@ -8,9 +8,12 @@ import type { Kysely } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import { PUBLIC_EVENT_NAME_LIST } from '../../commands/public-event-names.ts';
 import { DomainError } from '../../shared/errors.ts';
+import { isUuid } from '../../shared/ids.ts';
+import { isoDateTime } from '../../shared/time.ts';
 import { AddressNotAllowedError, checkEndpointUrl, type Resolver } from './address-guard.ts';
 import { generateSecret, sealSecret, secretHint } from './secrets.ts';
 import { CONVENTIONS, type Convention } from './signing.ts';
+import type { Database } from '../../db/schema.ts';
 
 export interface EndpointView {
   id: string;
@@ -31,15 +34,14 @@ export interface NewEndpoint {
   convention?: string;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const COLUMNS = ['id', 'organization_id', 'url', 'events', 'convention', 'enabled', 'secret_hint', 'created_at', 'updated_at'] as const;
 
 function view(row: any): EndpointView {
-  return { ...row, created_at: new Date(row.created_at).toISOString(), updated_at: new Date(row.updated_at).toISOString() };
+  return { ...row, created_at: isoDateTime(row.created_at), updated_at: isoDateTime(row.updated_at) };
 }
 
 export function checkId(id: string, what: string): string {
-  if (!UUID.test(id)) throw new DomainError('NOT_FOUND', `${what} ${id} not found (not a UUID)`);
+  if (!isUuid(id)) throw new DomainError('NOT_FOUND', `${what} ${id} not found (not a UUID)`);
   return id.toLowerCase();
 }
 
@@ -54,7 +56,7 @@ export function parseEvents(events: readonly string[] | undefined): string[] {
 }
 
 export async function addEndpoint(
-  db: Kysely<any>,
+  db: Kysely<Database>,
   input: NewEndpoint,
   options: { allowInsecure: boolean; resolve?: Resolver },
 ): Promise<{ endpoint: EndpointView; secret: string }> {
@@ -74,13 +76,13 @@ export async function addEndpoint(
   const secret = generateSecret();
   const row = await db
     .insertInto('webhook_endpoints')
-    .values({ id: uuidv7(), organization_id: organizationId, url, events, convention, secret: sealSecret(secret), secret_hint: secretHint(secret) })
+    .values({ id: uuidv7(), organization_id: organizationId, url, events, convention: convention as Convention, secret: sealSecret(secret), secret_hint: secretHint(secret) })
     .returning(COLUMNS)
     .executeTakeFirstOrThrow();
   return { endpoint: view(row), secret };
 }
 
-export async function listEndpoints(db: Kysely<any>, organizationId: string): Promise<EndpointView[]> {
+export async function listEndpoints(db: Kysely<Database>, organizationId: string): Promise<EndpointView[]> {
   const rows = await db
     .selectFrom('webhook_endpoints')
     .select(COLUMNS)
@@ -92,7 +94,7 @@ export async function listEndpoints(db: Kysely<any>, organizationId: string): Pr
 }
 
 /** A new secret, effective from the next attempt (the old one stops at once). */
-export async function rotateSecret(db: Kysely<any>, id: string): Promise<{ endpoint: EndpointView; secret: string }> {
+export async function rotateSecret(db: Kysely<Database>, id: string): Promise<{ endpoint: EndpointView; secret: string }> {
   const secret = generateSecret();
   const row = await db
     .updateTable('webhook_endpoints')

@@ -11,7 +11,7 @@ import { WebhookSender } from './sender.ts';
 import { webhookSubscriber } from './subscriber.ts';
 
 /**
- * WEBHOOK_ALLOW_INSECURE, or its default (CONTRACT section 12): true only in
+ * WEBHOOK_ALLOW_INSECURE, or its default (docs/api-decisions.md "Webhooks"): true only in
  * test mode on the embedded database, i.e. a developer's machine.
  */
 export function webhookAllowInsecure(config: Config, embeddedDatabase: boolean): boolean {

@@ -16,6 +16,7 @@ import pg from 'pg';
 import { guardPool } from '../../db/connection.ts';
 import type { Outcome } from './retry.ts';
 import type { Convention } from './signing.ts';
+import type { Database } from '../../db/schema.ts';
 
 export const DELIVERIES_CHANNEL = 'webhook_deliveries';
 
@@ -56,7 +57,7 @@ const sendable = sql`coalesce((select e.enabled from webhook_endpoints e where e
  * them (cost growing with the backlog, dead index entries never cleared)
  * instead of walking the due index in order up to the limit.
  */
-export function claimConnection(url: string): Kysely<any> {
+export function claimConnection(url: string): Kysely<Database> {
   const pool = new pg.Pool({
     connectionString: url,
     max: 1,
@@ -64,14 +65,14 @@ export function claimConnection(url: string): Kysely<any> {
     options: '-c enable_bitmapscan=off -c enable_seqscan=off',
   });
   // A dropped connection (idle or mid-claim) is replaced on next use; the claim is retried.
-  return new Kysely<any>({ dialect: new PostgresDialect({ pool: guardPool(pool) }) });
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool: guardPool(pool) }) });
 }
 
 /**
  * Claims up to o.limit due deliveries. Run it on a claimConnection(): the
  * due scan must walk the partial index in order and stop at the limit.
  */
-export async function claimDue(db: Kysely<any>, o: ClaimOptions): Promise<ClaimedDelivery[]> {
+export async function claimDue(db: Kysely<Database>, o: ClaimOptions): Promise<ClaimedDelivery[]> {
   const full = [...o.busy].filter(([, n]) => n >= o.perEndpoint).map(([id]) => id);
   const busyIds = [...o.busy.keys()];
   const busyCounts = busyIds.map((id) => o.busy.get(id)!);
@@ -105,7 +106,7 @@ export async function claimDue(db: Kysely<any>, o: ClaimOptions): Promise<Claime
  * the database's clock (so a skewed local clock cannot matter); negative when
  * one is due already, null when none is waiting.
  */
-export async function msUntilNextDue(db: Kysely<any>, fullEndpoints: string[]): Promise<number | null> {
+export async function msUntilNextDue(db: Kysely<Database>, fullEndpoints: string[]): Promise<number | null> {
   const { rows } = await sql<{ ms: number }>`
     select extract(epoch from (d.next_attempt_at - now())) * 1000 as ms from webhook_deliveries d
     where d.status = 'pending' and ${sendable} and d.endpoint_id <> all(${fullEndpoints}::uuid[])
@@ -129,7 +130,7 @@ export interface AttemptRecord {
  * Writes a batch of finished attempts and their deliveries' new state: one
  * statement (one round trip, one commit) for the whole batch.
  */
-export async function recordAttempts(db: Kysely<any>, records: readonly AttemptRecord[]): Promise<void> {
+export async function recordAttempts(db: Kysely<Database>, records: readonly AttemptRecord[]): Promise<void> {
   if (records.length === 0) return;
   const col = <T>(f: (r: AttemptRecord) => T) => records.map(f);
   await sql`
@@ -151,7 +152,7 @@ export async function recordAttempts(db: Kysely<any>, records: readonly AttemptR
 }
 
 /** Gives claimed deliveries back untried (a stopping sender): due at once, for anyone. */
-export async function releaseClaims(db: Kysely<any>, claims: readonly { id: string; token: string }[]): Promise<void> {
+export async function releaseClaims(db: Kysely<Database>, claims: readonly { id: string; token: string }[]): Promise<void> {
   if (claims.length === 0) return;
   await sql`
     update webhook_deliveries d set next_attempt_at = now(), claim_token = null, updated_at = now()

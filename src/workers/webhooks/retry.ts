@@ -1,5 +1,5 @@
 /**
- * The retry ladder (CONTRACT section 12): convention A's schedule for both
+ * The retry ladder (docs/api-decisions.md "Webhooks"): convention A's schedule for both
  * conventions, from configuration (default 1, 5, 15, 60, 240 minutes), each
  * delay with +-20% uniform jitter so a receiver that comes back is not hit by
  * every delayed delivery in the same second. With n delays a delivery gets

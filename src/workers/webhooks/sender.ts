@@ -24,9 +24,10 @@ import { claimConnection, claimDue, DELIVERIES_CHANNEL, msUntilNextDue, recordAt
 import { createAgents } from './post.ts';
 import { SecretCache } from './secrets.ts';
 import { Slots } from './slots.ts';
+import type { Database } from '../../db/schema.ts';
 
 export interface SenderOptions {
-  db: Kysely<any>;
+  db: Kysely<Database>;
   /** Database URL, for the LISTEN connection. */
   url: string;
   logger: Logger;
@@ -45,7 +46,7 @@ export interface SenderOptions {
 export class WebhookSender {
   private readonly deps: AttemptDeps;
   private readonly notifier: Notifier;
-  private readonly claims: Kysely<any>;
+  private readonly claims: Kysely<Database>;
   private readonly slots: Slots;
   private readonly flights = new Map<string, { promise: Promise<void>; abort: AbortController }>();
   private records: AttemptRecord[] = [];
@@ -55,6 +56,8 @@ export class WebhookSender {
   private unlisten: (() => void) | null = null;
   private stopped = false;
   private dirty = false;
+  /** When the latest claim pass that left nothing claimable began (ms since epoch): tests wait for it instead of sleeping. */
+  drainedAt = 0;
   private readonly alarm = new Alarm();
   private readonly claimBatch: number;
   private readonly leaseMs: number;
@@ -121,6 +124,7 @@ export class WebhookSender {
       let waitMs = pollMs;
       try {
         let drained = false;
+        const passStartedAt = Date.now();
         // Holding some: claim once a quarter of the room is free, not per finished attempt.
         const min = () => (this.slots.active + this.slots.queued > 0 ? this.claimBatch : 1);
         while (!this.stopped && this.slots.room() >= min()) {
@@ -137,6 +141,7 @@ export class WebhookSender {
           }
         }
         if (drained && !this.stopped) {
+          this.drainedAt = passStartedAt;
           const ms = await msUntilNextDue(this.claims, this.fullEndpoints());
           // Due but not claimable right now (another sender's claim in progress): look again soon.
           if (ms !== null) waitMs = Math.min(Math.max(ms, 20), pollMs);

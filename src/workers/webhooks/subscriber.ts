@@ -20,18 +20,18 @@ import { sql, type Transaction } from 'kysely';
 import { PUBLIC_EVENT_NAMES, toPublicEvent } from '../../commands/public-event-names.ts';
 import type { RecordedEvent } from '../../eventstore/types.ts';
 import type { Projector } from '../../projections/projector.ts';
+import { isUuid } from '../../shared/ids.ts';
 import { DELIVERIES_CHANNEL } from './outbox.ts';
 import { deliveryBody, type PublishedEvent } from './signing.ts';
+import type { Database } from '../../db/schema.ts';
 
 export const SUBSCRIBER_NAME = 'webhooks';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The published form of a recorded event, or null (internal, or no organization). */
 export function publishedEvent(e: RecordedEvent): PublishedEvent | null {
   const pub = toPublicEvent(e.type, e.data);
   const org = e.metadata?.organization_id;
-  if (!pub || typeof org !== 'string' || !UUID.test(org) || !UUID.test(e.id)) return null;
+  if (!pub || typeof org !== 'string' || !isUuid(org) || !isUuid(e.id)) return null;
   const createdAt = typeof e.metadata.occurred_at === 'string' ? e.metadata.occurred_at : e.created_at.toISOString();
   return { id: e.id, name: pub.name, organizationId: org, createdAt, data: pub.data };
 }
@@ -41,7 +41,7 @@ export const webhookSubscriber: Projector = {
   handles: Object.keys(PUBLIC_EVENT_NAMES),
   // Not a read model: nothing for a rebuild to copy.
   tables: [],
-  async apply(events: RecordedEvent[], trx: Transaction<any>): Promise<void> {
+  async apply(events: RecordedEvent[], trx: Transaction<Database>): Promise<void> {
     const rows = events.flatMap((e) => {
       const pub = publishedEvent(e);
       return pub ? [{ pub, at: e.created_at }] : [];

@@ -1,5 +1,5 @@
 /**
- * Plan limits (CONTRACT section 8). `null` means unlimited. Starter has no
+ * Plan limits (docs/api-decisions.md "Keys, plans and quotas"). `null` means unlimited. Starter has no
  * API access: every API call of a starter account answers
  * API_TIER_NOT_SUPPORTED, and no key can be created for it.
  */
