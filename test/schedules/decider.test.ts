@@ -95,7 +95,7 @@ describe('schedule decider', () => {
       given(scheduleDecider).when(create({}, null)).thenError('VALIDATION_ERROR', ['customer_id']);
       given(scheduleDecider).when(create({}, customer('archived'))).thenError('VALIDATION_ERROR', ['customer_id']);
       given(scheduleDecider)
-        .when(create({ items: [], currency: 'XXX', start_date: '2026-02-30' }))
+        .when(create({ items: [], currency: 'ZZZ', start_date: '2026-02-30' }))
         .thenError('VALIDATION_ERROR', ['items', 'currency', 'start_date']);
     });
 
