@@ -36,7 +36,7 @@ const json = <T>(value: T | string): T => (typeof value === 'string' ? (JSON.par
 
 const typed = (db: Kysely<any>) => db as unknown as Kysely<Database>;
 
-/** A recurring_schedules row as the CONTRACT section 5 representation. */
+/** A recurring_schedules row as the docs/recurring.md representation. */
 export function toSchedule(row: RecurringSchedulesTable): SchedulePublic {
   return {
     id: row.id,
@@ -147,7 +147,7 @@ export async function listSchedules(db: Kysely<any>, organizationId: string, q: 
     });
 }
 
-/** Active and paused schedules per organization (the quota's count, CONTRACT section 11). */
+/** Active and paused schedules per organization (the quota's count, docs/recurring.md). */
 export async function countQuotaSchedules(db: Kysely<any>, organizationIds: string[]): Promise<Map<string, number>> {
   if (organizationIds.length === 0) return new Map();
   const rows = await typed(db)

@@ -1,5 +1,5 @@
 /**
- * How schedules react to other aggregates' events (CONTRACT section 11;
+ * How schedules react to other aggregates' events (docs/recurring.md;
  * docs/recurring.md):
  *  - a customer archived (DELETE, or PATCH status archived): its active and
  *    paused schedules are cancelled;

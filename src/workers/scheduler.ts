@@ -1,5 +1,5 @@
 /**
- * The recurring scheduler (role `scheduler`; DESIGN section 5;
+ * The recurring scheduler (role `scheduler`; docs/architecture.md;
  * docs/recurring.md). node-cron ticks on SCHEDULER_CRON; each tick:
  *
  *  - runs in one process at a time: it takes a PostgreSQL advisory lock for

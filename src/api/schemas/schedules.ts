@@ -107,7 +107,7 @@ export const historyEntrySchema: JsonSchema = {
   },
 };
 
-/** The schedule representation (CONTRACT section 5); single reads add upcoming_run_dates and history. */
+/** The schedule representation (docs/recurring.md); single reads add upcoming_run_dates and history. */
 export const scheduleSchema: JsonSchema = {
   type: 'object',
   properties: {

@@ -158,7 +158,7 @@ export function upcomingRunDates(schedule: ScheduleCalendar, n: number): string[
   return dates;
 }
 
-/** "Today" for an organization at instant `now` (CONTRACT section 1: Africa/Casablanca). */
+/** "Today" for an organization at instant `now` (docs/api-decisions.md: Africa/Casablanca). */
 export function businessToday(now: Date): string {
   return Temporal.Instant.fromEpochMilliseconds(now.getTime()).toZonedDateTimeISO(BUSINESS_TIME_ZONE).toPlainDate().toString();
 }

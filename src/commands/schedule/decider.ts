@@ -3,7 +3,7 @@
  * section 11; docs/recurring.md). States: active, paused, completed,
  * cancelled; completed and cancelled are read-only (INVALID_STATE). Dates
  * come from src/commands/schedule/calendar.ts; the quota slot is claimed and
- * released by the handler around the append (DESIGN section 3).
+ * released by the handler around the append (docs/architecture.md).
  *
  * Occurrences: `seq` numbers them; a generated one moves seq and counts
  * toward max_occurrences, a failed one moves seq when its day is over (retried

@@ -12,7 +12,7 @@ import type { Frequency } from './calendar.ts';
 export const SCHEDULE_STATUSES = ['active', 'paused', 'completed', 'cancelled'] as const;
 export type ScheduleStatus = (typeof SCHEDULE_STATUSES)[number];
 
-/** The public schedule representation (CONTRACT section 5), without history. */
+/** The public schedule representation (docs/recurring.md), without history. */
 export interface SchedulePublic {
   id: string;
   name: string | null;
@@ -64,7 +64,7 @@ export interface RunError {
   message: string;
 }
 
-/** One history entry (CONTRACT section 5), keyed by (schedule, seq): a retried run updates its entry. */
+/** One history entry (docs/recurring.md), keyed by (schedule, seq): a retried run updates its entry. */
 export interface ScheduleRun {
   id: string;
   seq: number;

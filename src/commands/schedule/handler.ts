@@ -1,7 +1,7 @@
 /**
  * Schedule command handlers: the pure decider run through the one command
  * runner (runCommand, src/commands/shared/handler.ts), wrapped in the quota
- * reservation (DESIGN section 3): a schedule holds a slot
+ * reservation (docs/architecture.md): a schedule holds a slot
  * `scheduleslot-<org>-<n>` (n in 1..the plan's quota) while it is active or
  * paused, so two concurrent creates can never both take the last one. The
  * write that completes, cancels or deletes it gives the slot back; what a
@@ -106,7 +106,7 @@ export interface NewSchedule {
   scheduleId: string;
   input: CreateScheduleInput;
   customer: InvoiceCustomer | null;
-  /** The plan's quota of active and paused schedules (CONTRACT section 8). */
+  /** The plan's quota of active and paused schedules (docs/api-decisions.md). */
   quota: number;
   /** Active and paused schedules as the read model counts them: where to start looking for a free slot. */
   used: number;

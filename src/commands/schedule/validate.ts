@@ -1,6 +1,6 @@
 /**
  * Domain rules of schedule fields (reference: Recurring schedule table;
- * CONTRACT section 11; limits in docs/recurring.md). Every problem of a
+ * docs/recurring.md; limits in docs/recurring.md). Every problem of a
  * command is collected into one VALIDATION_ERROR.
  */
 import { DEFAULT_CURRENCY, isSupportedCurrency } from '../../shared/money.ts';
