@@ -60,7 +60,7 @@ export async function openRuntime(config: Config, logger: Logger, options: Runti
     await migrateToLatest(database.db);
     // EventStoreDB shares no transaction with the read models: there every projector runs async.
     const inlined = projectors.filter((p) => p.inline);
-    const inline = config.eventstoreUrl || inlined.length === 0 ? null : inlineProjections(inlined, logger);
+    const inline = config.eventstoreUrl || !config.inlineProjections || inlined.length === 0 ? null : inlineProjections(inlined, logger);
     const store = await openEventStore(config, database, inline);
     const progress = new ProjectionProgress(database.db, database.url, projectors.map((p) => p.name));
     await progress.start();

@@ -254,7 +254,7 @@ export async function readTypesFrom(db: Queryable, after: string | null, limit: 
      select * from page
      union all
      select * from (
-       select global_position, transaction_id, null, null, null, '${CHECKPOINT_MARKER}', null::jsonb, null::jsonb, null, null::timestamptz
+       select global_position, transaction_id, null::text, null::bigint, null::uuid, '${CHECKPOINT_MARKER}', null::jsonb, null::jsonb, null::text, null::timestamptz
        from es_events
        where transaction_id < pg_snapshot_xmin(pg_current_snapshot())
          and (transaction_id, global_position) > ($1::xid8, $2::bigint)
