@@ -23,7 +23,9 @@ export async function startTestServer(
   options: { env?: Record<string, string>; roles?: Role[]; database?: TestDatabase; routes?: readonly RouteSpec[] } = {},
 ): Promise<TestServer> {
   const database = options.database ?? (await freshDatabase());
-  const config: Config = loadConfig({ ...options.env, DATABASE_URL: database.url, PORT: '0' });
+  // INLINE_PROJECTIONS from the environment: the HTTP suites run in either projection mode.
+  const mode = process.env.INLINE_PROJECTIONS ? { INLINE_PROJECTIONS: process.env.INLINE_PROJECTIONS } : {};
+  const config: Config = loadConfig({ ...mode, ...options.env, DATABASE_URL: database.url, PORT: '0' });
   const logger = process.env.TEST_LOG ? createLogger(process.env.TEST_LOG) : silentLogger;
   const roles = options.roles ?? ['api', 'projector', 'webhooks', 'scheduler'];
   const server = await startServer(config, logger, roles, { ...processParts, routes: options.routes ?? processParts.routes });
