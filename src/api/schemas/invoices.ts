@@ -69,7 +69,7 @@ export const updateInvoiceBody: JsonSchema = named('UpdateInvoiceRequest', { typ
 export const payInvoiceBody: JsonSchema = named('PayInvoiceRequest', {
   type: 'object',
   properties: {
-    paid_at: { type: ['string', 'null'], description: 'ISO 8601 datetime with a time zone; default now.' },
+    paid_at: { type: ['string', 'null'], description: 'ISO 8601 datetime with a time zone, at most 5 minutes in the future; default now.', example: '2026-11-22T13:05:00.000Z' },
     payment_method: text(INVOICE_LIMITS.payment_method),
     payment_reference: text(INVOICE_LIMITS.payment_reference),
   },
