@@ -71,7 +71,6 @@ export const components = {
     },
     'Idempotent-Replayed': { description: 'true when this is the stored answer of an earlier request with the same Idempotency-Key (same status and body bytes).', schema: { type: 'string', enum: ['true'] } },
     'Content-Disposition': { description: 'attachment; filename="INV-2026-000001.pdf" (or .xml).', schema: { type: 'string' } },
-    Allow: { description: 'On a 405: the methods the path accepts.', schema: { type: 'string' } },
   },
   parameters: {
     OrganizationId: {

@@ -163,7 +163,7 @@ export const invoiceEventSchema: JsonSchema = named('InvoiceEvent', representati
   revision: { type: 'integer' },
   occurred_at: { type: 'string', format: 'date-time' },
   actor: { type: 'string', description: 'The API key id, or "system" (recovery, scheduler).' },
-  data: { type: 'object', description: 'The event data: the invoice as of this event, plus its own facts.' },
+  data: { type: 'object', additionalProperties: true, description: 'The event data as stored: the invoice as of this event, plus the facts of that event.' },
 }));
 
 /** The line object of invoices, reused by recurring schedules' item templates. */
