@@ -1,10 +1,11 @@
 /**
- * The express application: request id and access log, raw body capture,
+ * The express application: request id and access log, response compression, raw body capture,
  * health endpoints at the root, the web apps the composition root mounts
  * (e.g. /dashboard, with their own body parsing), the versioned API under
  * /api/v1, and the single error renderer.
  */
 import { randomUUID } from 'node:crypto';
+import compression from 'compression';
 import express, { type Express, type Router } from 'express';
 import type { Runtime } from '../runtime.ts';
 import { DomainError } from '../shared/errors.ts';
@@ -47,6 +48,11 @@ export function createApp(rt: Runtime, routes: readonly RouteSpec[], mounts: rea
     next();
   });
 
+  // gzip or br (by Accept-Encoding) for answers over 1 KiB of a compressible type: JSON lists,
+  // XML, dashboard pages; PDFs are compressed already and go as they are. Only the transfer
+  // changes: the decoded bytes are the answer (an Idempotency-Key replay's included) and the
+  // ETag, which names the resource version, stays the same (docs/api-decisions.md "Compression").
+  app.use(compression({ threshold: 1024 }));
   app.use(healthRouter(rt));
   for (const m of mounts) app.use(m.path, m.router(rt));
   app.use(express.raw({ type: () => true, limit: BODY_LIMIT }));
