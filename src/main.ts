@@ -118,7 +118,7 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
-  stopWithParent(() => shutdown('parent exited'));
+  stopWithParent(config.startedByNpm, () => shutdown('parent exited'));
 }
 
 /** Run only as the entry point: the CLI and the tests import processParts without starting a server. */

@@ -47,7 +47,7 @@ export interface DemoData {
 export const DEMO_OWNER_EMAIL = 'demo@atlas-demo.ma';
 
 function enabled(rt: Runtime): boolean {
-  return rt.config.serviceMode === 'test' && process.env.DEMO_BOOTSTRAP !== 'false';
+  return rt.config.serviceMode === 'test' && rt.config.demoBootstrap;
 }
 
 /** Creates the demo data when the database has no account; null when it did nothing. */

@@ -19,7 +19,7 @@ import { Notifier } from '../../eventstore/notifier.ts';
 import { Alarm } from '../../shared/alarm.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { guardedLookup, type Resolver } from './address-guard.ts';
-import { attemptDelivery, timeoutFromEnv, type AttemptDeps } from './attempt.ts';
+import { attemptDelivery, DEFAULT_TIMEOUT_MS, type AttemptDeps } from './attempt.ts';
 import { claimConnection, claimDue, DELIVERIES_CHANNEL, msUntilNextDue, recordAttempts, releaseClaims, type AttemptRecord, type ClaimedDelivery } from './outbox.ts';
 import { createAgents } from './post.ts';
 import { SecretCache } from './secrets.ts';
@@ -63,7 +63,7 @@ export class WebhookSender {
   private readonly leaseMs: number;
 
   constructor(private readonly o: SenderOptions) {
-    const timeoutMs = o.timeoutMs ?? timeoutFromEnv();
+    const timeoutMs = o.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const concurrency = o.concurrency ?? 32;
     this.slots = new Slots(concurrency, Math.min(o.perEndpoint ?? 8, concurrency));
     this.claimBatch = Math.max(1, Math.floor(concurrency / 4));
