@@ -14,6 +14,7 @@
  * - Stopping: no new claims, in-flight requests get `stopGraceMs`, the rest
  *   are aborted and handed back untried (due at once, for another sender).
  */
+import { webhookAttempts } from '../../shared/metrics.ts';
 import type { Kysely } from 'kysely';
 import { Notifier } from '../../eventstore/notifier.ts';
 import { Alarm } from '../../shared/alarm.ts';
@@ -183,6 +184,7 @@ export class WebhookSender {
   private log(d: ClaimedDelivery, r: AttemptRecord): void {
     // Ids only: URLs can carry receivers' tokens, and secrets never leave outbox rows.
     const fields = { delivery_id: d.id, endpoint_id: d.endpoint_id, event: d.event_type, attempt: r.outcome.attemptCount, status_code: r.statusCode, duration_ms: r.durationMs, outcome: r.outcome.status, error: r.error };
+    webhookAttempts.inc({ outcome: r.outcome.status === 'pending' ? 'retrying' : r.outcome.status });
     if (r.outcome.status === 'failed') this.o.logger.warn(fields, 'webhook delivery failed for good');
     else this.o.logger.debug(fields, 'webhook attempt');
   }
