@@ -105,5 +105,6 @@ export async function demoStartupHook(rt: Runtime): Promise<void> {
   const demo = await bootstrapDemo(rt);
   if (!demo) return;
   rt.logger.info({ account_id: demo.accountId, organization_id: demo.organizationId, key_id: demo.keyId }, 'demo data created');
-  process.stdout.write(`${demoBanner(rt, demo)}\n`);
+  // To the terminal (stderr), not into the JSON log stream on stdout: the key is shown this once.
+  process.stderr.write(`${demoBanner(rt, demo)}\n`);
 }

@@ -1,11 +1,12 @@
 /** Structured JSON logs (pino). Secrets never go in: API keys are logged by id only. */
-import { pino, type DestinationStream, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 
 export type { Logger };
 
 /** JSON lines on stdout (or `destination`, for tests). The start banner goes to stderr (src/main.ts), never here. */
-export function createLogger(level = 'info', destination?: DestinationStream): Logger {
+export function createLogger(level = 'info', destination?: DestinationStream, hooks?: LoggerOptions['hooks']): Logger {
   return pino({
+    hooks,
     level,
     base: { pid: process.pid },
     timestamp: pino.stdTimeFunctions.isoTime,
