@@ -7,7 +7,7 @@
 import type { Command } from 'commander';
 import { PUBLIC_EVENT_NAME_LIST } from '../commands/public-event-names.ts';
 import type { Runtime } from '../runtime.ts';
-import { timeoutFromEnv, type AttemptDeps } from '../workers/webhooks/attempt.ts';
+import type { AttemptDeps } from '../workers/webhooks/attempt.ts';
 import { guardedLookup } from '../workers/webhooks/address-guard.ts';
 import { DELIVERY_STATUSES, listDeliveries, replayDelivery, sendTestEvent, type DeliveryView } from '../workers/webhooks/deliveries.ts';
 import { addEndpoint, listEndpoints, rotateSecret, type EndpointView } from '../workers/webhooks/endpoints.ts';
@@ -102,7 +102,7 @@ export function register(program: Command, open: Open): void {
       const rt = await open();
       const insecure = allowInsecure(rt);
       const agents = createAgents(insecure ? undefined : guardedLookup());
-      const deps: AttemptDeps = { retryDelaysMs: rt.config.webhookRetryDelaysMs, timeoutMs: timeoutFromEnv(), allowInsecure: insecure, agents, secrets: new SecretCache() };
+      const deps: AttemptDeps = { retryDelaysMs: rt.config.webhookRetryDelaysMs, timeoutMs: rt.config.webhookTimeoutMs, allowInsecure: insecure, agents, secrets: new SecretCache() };
       try {
         const { delivery, attempt } = await sendTestEvent(rt.database.db, id, opts.event, deps);
         const result = { ...delivery, status_code: attempt.statusCode, duration_ms: attempt.durationMs, error: attempt.error };
