@@ -31,6 +31,8 @@ export interface Config {
   embeddedPgPort: number | null;
   /** UNAUTHENTICATED_REQUESTS_PER_MINUTE: requests without a valid key allowed per client address (0: no limit). */
   unauthenticatedPerMinute: number;
+  /** INLINE_PROJECTIONS (default true): read models written in the append's transaction on PostgreSQL (false: all async, as with EventStoreDB). */
+  inlineProjections: boolean;
 }
 
 type Env = Record<string, string | undefined>;
@@ -123,5 +125,6 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir: env.DATA_DIR || '.data',
     embeddedPgPort: parseEmbeddedPort(env),
     unauthenticatedPerMinute: parseCount(env, 'UNAUTHENTICATED_REQUESTS_PER_MINUTE', 60),
+    inlineProjections: parseBool(env, 'INLINE_PROJECTIONS') ?? true,
   };
 }

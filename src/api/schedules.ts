@@ -56,7 +56,8 @@ function write(ctx: RequestContext): ScheduleWrite {
 async function answer(ctx: RequestContext, result: ScheduleResult, status = 200): Promise<JsonReply> {
   const decided = result.state.schedule!;
   const db = ctx.rt.database.db;
-  if (result.position === null || (await ctx.rt.progress.waitFor(result.position, undefined, ['schedules']))) {
+  // Inline projections (src/projections/inline.ts): the row committed with the event, no wait.
+  if (result.position === null || ctx.rt.inline?.covers(['schedules']) || (await ctx.rt.progress.waitFor(result.position, undefined, ['schedules']))) {
     const stored = await getSchedule(db, organizationOf(ctx), decided.id);
     if (stored && stored.version >= decided.version) return { status, data: stored, version: stored.version };
   }
@@ -70,7 +71,7 @@ async function answer(ctx: RequestContext, result: ScheduleResult, status = 200)
 async function answerInvoice(ctx: RequestContext, result: InvoiceResult, schedulePosition: string | null): Promise<JsonReply> {
   const positions = [result.position, schedulePosition].filter((p): p is string => p !== null).sort();
   const newest = positions.at(-1)!;
-  if (await ctx.rt.progress.waitFor(newest, undefined, ['invoices', 'schedules'])) {
+  if (ctx.rt.inline?.covers(['invoices', 'schedules']) || (await ctx.rt.progress.waitFor(newest, undefined, ['invoices', 'schedules']))) {
     const stored = await getInvoice(ctx.rt.database.pool, organizationOf(ctx), result.invoice.id);
     if (stored && stored.version >= result.invoice.version) return { status: 201, data: stored, version: stored.version };
   }
@@ -185,7 +186,7 @@ export const scheduleRoutes: RouteSpec[] = [
     errors: ['VERSION_CONFLICT'],
     async handler(ctx, { params }) {
       const result = await deleteSchedule(write(ctx), params.id);
-      if (result.position !== null) await ctx.rt.progress.waitFor(result.position, undefined, ['schedules']);
+      if (result.position !== null && !ctx.rt.inline?.covers(['schedules'])) await ctx.rt.progress.waitFor(result.position, undefined, ['schedules']);
       return { data: { id: params.id.toLowerCase(), deleted: true } };
     },
   },
