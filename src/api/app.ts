@@ -48,11 +48,11 @@ export function createApp(rt: Runtime, routes: readonly RouteSpec[], mounts: rea
     next();
   });
 
-  // gzip or br (by Accept-Encoding) for answers over 1 KiB of a compressible type: JSON lists,
+  // gzip or br (by Accept-Encoding) for answers over 2 KiB of a compressible type: JSON lists,
   // XML, dashboard pages; PDFs are compressed already and go as they are. Only the transfer
   // changes: the decoded bytes are the answer (an Idempotency-Key replay's included) and the
   // ETag, which names the resource version, stays the same (docs/api-decisions.md "Compression").
-  app.use(compression({ threshold: 1024 }));
+  app.use(compression({ threshold: 2048 }));
   app.use(healthRouter(rt));
   for (const m of mounts) app.use(m.path, m.router(rt));
   app.use(express.raw({ type: () => true, limit: BODY_LIMIT }));
