@@ -35,11 +35,11 @@ export function createApp(rt: Runtime, routes: readonly RouteSpec[], mounts: rea
 
   app.use(accessLog(rt.logger));
 
-  // gzip or br (by Accept-Encoding) for answers over 1 KiB of a compressible type: JSON lists,
+  // gzip or br (by Accept-Encoding) for answers over 2 KiB of a compressible type: JSON lists,
   // XML, dashboard pages; PDFs are compressed already and go as they are. Only the transfer
   // changes: the decoded bytes are the answer (an Idempotency-Key replay's included) and the
   // ETag, which names the resource version, stays the same (docs/api-decisions.md "Compression").
-  app.use(compression({ threshold: 1024 }));
+  app.use(compression({ threshold: 2048 }));
   app.use(healthRouter(rt));
   if (!rt.config?.metricsPort) app.use(metricsRouter(rt)); // else on its own port (src/server.ts)
   for (const m of mounts) app.use(m.path, m.router(rt));
