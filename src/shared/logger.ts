@@ -6,7 +6,7 @@ export type { Logger };
 /** JSON lines on stdout (or `destination`, for tests). The start banner goes to stderr (src/main.ts), never here. */
 export function createLogger(level = 'info', destination?: DestinationStream, hooks?: LoggerOptions['hooks']): Logger {
   return pino({
-    hooks,
+    ...(hooks ? { hooks } : {}), // pino reads hooks.logMethod: an explicit undefined would break it
     level,
     base: { pid: process.pid },
     timestamp: pino.stdTimeFunctions.isoTime,

@@ -32,6 +32,11 @@ describe('database outage: one error line, then one summary', function () {
 
     await server.stopDatabase();
     await until(async () => (await server.readyz()) === 503, 30_000, '/readyz 503', 100);
+    // /readyz is public: states, never the driver's error text.
+    const ready = await (await fetch(`${server.root}/readyz`)).json();
+    expect(ready.status).to.equal('not_ready');
+    expect(ready.checks.database).to.equal('unreachable');
+    expect(JSON.stringify(ready)).not.to.match(/ECONN|connect|terminat|127\.0\.0\.1|Error/);
     // Requests during the outage: each answers 503, none gets its own error line.
     const statuses = [];
     for (let i = 0; i < 10; i++) statuses.push((await call(`${server.api}/customers`, tenant.key.secret)).status);
