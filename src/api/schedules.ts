@@ -28,7 +28,11 @@ import { notFound } from '../shared/errors.ts';
 import { isPlan, PLAN_LIMITS } from '../accounts/plans.ts';
 import type { JsonReply, RequestContext, RouteSpec } from './route.ts';
 import * as schemas from './schemas/schedules.ts';
-import { invoiceSchema } from './schemas/invoices.ts';
+import { invoiceWithCustomerSchema } from './schemas/invoices.ts';
+import { validateNewSchedule, validateSchedulePatch } from '../commands/schedule/validate.ts';
+import { FieldErrors } from '../commands/field-rules.ts';
+import { isUuid } from '../shared/ids.ts';
+import { asRecord, fieldErrorsOf, type BodyCheckContext } from './body-check.ts';
 
 const organizationOf = (ctx: RequestContext) => ctx.organizationId!; // organization routes always have one
 const TAG = 'Recurring invoices';
@@ -87,8 +91,23 @@ async function quotaOf(ctx: RequestContext): Promise<{ quota: number; used: numb
 
 const today = () => businessToday(new Date());
 
+/** The decider's rules of a create body, with the customer it names (RouteSpec.check). */
+async function newScheduleErrors(ctx: BodyCheckContext, body: unknown) {
+  const input = asRecord(body);
+  const id = input.customer_id;
+  const customer = typeof id === 'string' && isUuid(id) ? await readModelFacts(ctx.rt.database.db).customer(ctx.organizationId!, id.toLowerCase()) : null;
+  return fieldErrorsOf(() => validateNewSchedule({ ...input, customer_id: typeof id === 'string' ? id.toLowerCase() : id } as never, customer));
+}
+
+function schedulePatchErrors(body: unknown) {
+  const errors = new FieldErrors();
+  fieldErrorsOf(() => validateSchedulePatch(asRecord(body), errors));
+  return errors.fields;
+}
+
 export const scheduleRoutes: RouteSpec[] = [
   {
+    operationId: 'listRecurringInvoices',
     method: 'get',
     path: '/recurring-invoices',
     summary: 'List recurring schedules',
@@ -103,13 +122,14 @@ export const scheduleRoutes: RouteSpec[] = [
     },
   },
   {
+    operationId: 'getRecurringInvoice',
     method: 'get',
     path: '/recurring-invoices/:id',
     summary: 'Read a recurring schedule (with its next 5 run dates and latest 20 runs)',
     tag: TAG,
     scope: 'invoices:read',
     audience: 'organization',
-    response: schemas.scheduleSchema,
+    response: schemas.scheduleDetailSchema,
     async handler(ctx, { params }) {
       const schedule = await getSchedule(ctx.rt.database.db, organizationOf(ctx), params.id);
       if (!schedule) throw notFound('Recurring schedule');
@@ -117,6 +137,7 @@ export const scheduleRoutes: RouteSpec[] = [
     },
   },
   {
+    operationId: 'createRecurringInvoice',
     method: 'post',
     path: '/recurring-invoices',
     summary: 'Create a recurring schedule',
@@ -124,8 +145,10 @@ export const scheduleRoutes: RouteSpec[] = [
     scope: 'invoices:write',
     audience: 'organization',
     body: schemas.createScheduleBody,
+    check: newScheduleErrors,
     successStatus: 201,
-    response: schemas.scheduleSchema,
+    location: '/recurring-invoices/:id',
+    response: schemas.scheduleDetailSchema,
     errors: ['QUOTA_EXCEEDED'],
     async handler(ctx, { body }) {
       const { quota, used } = await quotaOf(ctx);
@@ -136,6 +159,7 @@ export const scheduleRoutes: RouteSpec[] = [
     },
   },
   {
+    operationId: 'updateRecurringInvoice',
     method: 'put',
     path: '/recurring-invoices/:id',
     summary: 'Update a recurring schedule (active or paused)',
@@ -143,13 +167,15 @@ export const scheduleRoutes: RouteSpec[] = [
     scope: 'invoices:write',
     audience: 'organization',
     body: schemas.updateScheduleBody,
-    response: schemas.scheduleSchema,
+    check: (_ctx, body) => schedulePatchErrors(body),
+    response: schemas.scheduleDetailSchema,
     errors: ['INVALID_STATE', 'VERSION_CONFLICT'],
     async handler(ctx, { params, body }) {
       return answer(ctx, await updateSchedule(write(ctx), params.id, body));
     },
   },
   {
+    operationId: 'deleteRecurringInvoice',
     method: 'delete',
     path: '/recurring-invoices/:id',
     summary: 'Delete a recurring schedule and its history (its invoices stay)',
@@ -165,6 +191,7 @@ export const scheduleRoutes: RouteSpec[] = [
     },
   },
   {
+    operationId: 'generateRecurringInvoice',
     method: 'post',
     path: '/recurring-invoices/:id/generate',
     summary: 'Generate the next invoice now (counts as the next occurrence)',
@@ -173,7 +200,8 @@ export const scheduleRoutes: RouteSpec[] = [
     audience: 'organization',
     body: schemas.generateScheduleBody,
     successStatus: 201,
-    response: invoiceSchema,
+    location: '/invoices/:id',
+    response: invoiceWithCustomerSchema,
     errors: ['INVALID_STATE', 'CUSTOMER_INACTIVE'],
     async handler(ctx, { params, body }) {
       const w = write(ctx);
@@ -183,6 +211,7 @@ export const scheduleRoutes: RouteSpec[] = [
     },
   },
   {
+    operationId: 'listRecurringInvoiceHistory',
     method: 'get',
     path: '/recurring-invoices/:id/history',
     summary: 'Runs of a recurring schedule, latest first',
@@ -199,19 +228,21 @@ export const scheduleRoutes: RouteSpec[] = [
     },
   },
   {
+    operationId: 'pauseRecurringInvoice',
     method: 'post',
     path: '/recurring-invoices/:id/pause',
     summary: 'Pause a recurring schedule (runs falling due while paused are skipped)',
     tag: TAG,
     scope: 'invoices:write',
     audience: 'organization',
-    response: schemas.scheduleSchema,
+    response: schemas.scheduleDetailSchema,
     errors: ['INVALID_STATE', 'VERSION_CONFLICT'],
     async handler(ctx, { params }) {
       return answer(ctx, await pauseSchedule(write(ctx), params.id));
     },
   },
   {
+    operationId: 'resumeRecurringInvoice',
     method: 'post',
     path: '/recurring-invoices/:id/resume',
     summary: 'Resume a paused schedule, optionally from a new next_run_date',
@@ -219,7 +250,7 @@ export const scheduleRoutes: RouteSpec[] = [
     scope: 'invoices:write',
     audience: 'organization',
     body: schemas.resumeScheduleBody,
-    response: schemas.scheduleSchema,
+    response: schemas.scheduleDetailSchema,
     errors: ['INVALID_STATE', 'VERSION_CONFLICT'],
     async handler(ctx, { params, body }) {
       return answer(ctx, await resumeSchedule(write(ctx), params.id, today(), body?.next_run_date));
