@@ -33,6 +33,8 @@ export interface Config {
   embeddedPgPort: number | null;
   /** UNAUTHENTICATED_REQUESTS_PER_MINUTE: requests without a valid key allowed per client address (0: no limit). */
   unauthenticatedPerMinute: number;
+  /** INLINE_PROJECTIONS (default true): read models written in the append's transaction on PostgreSQL (false: all async, as with EventStoreDB). */
+  inlineProjections: boolean;
   /** WEBHOOK_TIMEOUT_MS: a webhook attempt fails after this long without an answer. */
   webhookTimeoutMs: number;
   /** WEBHOOK_SECRET_KEY: seals webhook signing secrets at rest (null: stored as is). */
@@ -174,6 +176,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir: env.DATA_DIR || '.data',
     embeddedPgPort: parseOptionalPort(env, 'EMBEDDED_PG_PORT'),
     unauthenticatedPerMinute: parseCount(env, 'UNAUTHENTICATED_REQUESTS_PER_MINUTE', 60),
+    inlineProjections: parseBool(env, 'INLINE_PROJECTIONS') ?? true,
     webhookTimeoutMs: parseMs(env, 'WEBHOOK_TIMEOUT_MS', 30_000, 1),
     webhookSecretKey: webhookSecretKeyFrom(env),
     pdfRenderTimeoutMs: parseMs(env, 'PDF_RENDER_TIMEOUT_MS', 20_000, 100),

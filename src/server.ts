@@ -84,7 +84,7 @@ export async function startServer(config: Config, logger: Logger, roles: Role[],
   for (const hook of hooks) await hook(rt, roles);
 
   const runners = roles.includes('projector')
-    ? projectors.map((p) => new ProjectionRunner({ db: rt.database.db, store: rt.store, url: rt.database.url, logger, progress: rt.progress }, p))
+    ? projectors.map((p) => new ProjectionRunner({ db: rt.database.db, store: rt.store, url: rt.database.url, logger, progress: rt.progress, applied: rt.inline?.applied }, p))
     : [];
   runners.forEach((r) => r.start());
   const started: { name: string; stop(): Promise<void> }[] = [];

@@ -1,9 +1,11 @@
 /**
  * The express application: request id and access log (src/api/access-log.ts),
- * raw body capture, health endpoints and /metrics at the root, the web apps the composition root mounts
- * (e.g. /dashboard, with their own body parsing), the versioned API under
- * /api/v1, and the single error renderer.
+ * response compression, raw body capture, health endpoints and /metrics at
+ * the root, the web apps the composition root mounts (e.g. /dashboard, with
+ * their own body parsing), the versioned API under /api/v1, and the single
+ * error renderer.
  */
+import compression from 'compression';
 import express, { type Express, type Router } from 'express';
 import type { Runtime } from '../runtime.ts';
 import { DomainError } from '../shared/errors.ts';
@@ -33,6 +35,11 @@ export function createApp(rt: Runtime, routes: readonly RouteSpec[], mounts: rea
 
   app.use(accessLog(rt.logger));
 
+  // gzip or br (by Accept-Encoding) for answers over 2 KiB of a compressible type: JSON lists,
+  // XML, dashboard pages; PDFs are compressed already and go as they are. Only the transfer
+  // changes: the decoded bytes are the answer (an Idempotency-Key replay's included) and the
+  // ETag, which names the resource version, stays the same (docs/api-decisions.md "Compression").
+  app.use(compression({ threshold: 2048 }));
   app.use(healthRouter(rt));
   if (!rt.config?.metricsPort) app.use(metricsRouter(rt)); // else on its own port (src/server.ts)
   for (const m of mounts) app.use(m.path, m.router(rt));

@@ -13,7 +13,11 @@ import { currencyLabel, formatDate, formatMoney, formatQuantity, formatRate, typ
 import type { DocumentSource } from './source.ts';
 import { totalSentence } from './words/index.ts';
 
-const template = Handlebars.compile(readFileSync(new URL('./templates/invoice.hbs', import.meta.url), 'utf8'), { strict: false });
+const compile = (file: string) => Handlebars.compile(readFileSync(new URL(`./templates/${file}`, import.meta.url), 'utf8'), { strict: false });
+/** The document around the body: head, fonts, the page's own styles. */
+const documentTemplate = compile('invoice.hbs');
+/** What is inside <body>: everything that changes from one invoice to the next. */
+const bodyTemplate = compile('invoice-body.hbs');
 const css = readFileSync(new URL('./templates/invoice.css', import.meta.url), 'utf8');
 
 interface Address {
@@ -92,11 +96,39 @@ export function invoiceView(source: DocumentSource, locale: DocumentLocale) {
 
 export type InvoiceView = ReturnType<typeof invoiceView>;
 
+/**
+ * One invoice as the warm printer fills it into a page that already holds
+ * the fonts (printer.ts): the <html> attributes, the title, the page's own
+ * styles (invoice.css and the @page rules) and the body. `invoiceHtml`
+ * puts the same parts into a whole document, so both paths print the same.
+ */
+export interface PrintableDocument {
+  lang: string;
+  dir: string;
+  title: string;
+  style: string;
+  body: string;
+}
+
+export function invoiceDocument(view: InvoiceView): PrintableDocument {
+  return { lang: view.lang, dir: view.dir, title: `${view.labels.title} ${view.number}`, style: `${view.css}\n${pageCss(view)}`, body: bodyTemplate(view) };
+}
+
 /** The whole HTML page, self-contained (fonts inlined, no URL anywhere). */
 export function invoiceHtml(view: InvoiceView, source: DocumentSource): string {
   const { invoice, seller } = source;
   const text = [seller.legal_name, invoice.customer?.name, invoice.notes, invoice.payment_terms, ...invoice.items.map((i) => i.description)].join(' ');
-  return template({ ...view, page: pageCss(view), fonts: fontFaces(view.lang === 'ar' || hasArabic(text)) });
+  return documentHtml(invoiceDocument(view), fontFaces(view.lang === 'ar' || hasArabic(text)));
+}
+
+/** A document of these parts with these @font-face rules (all of them for a warm page's shell). */
+export function documentHtml(doc: PrintableDocument, fonts: string): string {
+  return documentTemplate({ ...doc, fonts });
+}
+
+/** The empty document a warm page starts from: every font, no content (printer.ts fills it per render). */
+export function shellHtml(): string {
+  return documentHtml({ lang: 'fr', dir: 'ltr', title: '', style: '', body: '' }, fontFaces(true));
 }
 
 /** A CSS string literal: quotes, backslashes and line breaks escaped. */

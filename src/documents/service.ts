@@ -9,7 +9,7 @@ import type { EventStore } from '../eventstore/types.ts';
 import { DomainError, notFound } from '../shared/errors.ts';
 import { DocumentCache } from './cache.ts';
 import type { DocumentLocale } from './locale.ts';
-import { invoiceHtml, invoiceView } from './pdf-view.ts';
+import { invoiceDocument, invoiceHtml, invoiceView } from './pdf-view.ts';
 import { PdfPrinter, PdfUnavailable, type PrinterStatus } from './printer.ts';
 import { loadDocumentSource, type DocumentSource } from './source.ts';
 import { renderUbl } from './ubl.ts';
@@ -30,9 +30,14 @@ export interface DocumentServiceOptions {
   naive?: boolean;
 }
 
-/** The PDF of an issued invoice, with its marks; no I/O besides the browser. */
+/**
+ * The PDF of an issued invoice, with its marks; no I/O besides the browser.
+ * A warm page of the printer receives the invoice's parts; the naive
+ * baseline prints the whole self-contained document on a new page.
+ */
 export function renderPdf(printer: PdfPrinter, source: DocumentSource, locale: DocumentLocale): Promise<Buffer> {
-  return printer.print(invoiceHtml(invoiceView(source, locale), source));
+  const view = invoiceView(source, locale);
+  return printer.naive ? printer.print(invoiceHtml(view, source)) : printer.printDocument(invoiceDocument(view));
 }
 
 export class DocumentService {

@@ -14,6 +14,7 @@ import pixelmatch from 'pixelmatch';
 import { PNG } from 'pngjs';
 import { formatMoney, formatRate, type DocumentLocale } from '../../src/documents/locale.ts';
 import { PdfPrinter, PdfUnavailable } from '../../src/documents/printer.ts';
+import { invoiceDocument, invoiceHtml, invoiceView } from '../../src/documents/pdf-view.ts';
 import { renderPdf } from '../../src/documents/service.ts';
 import { makeSource, manyLines, type LineSpec } from './fixtures.ts';
 import { arabicKey, firstPagePng, normalize, pdfFonts, pdfPages } from './pdf-support.ts';
@@ -162,6 +163,68 @@ describe('documents: PDF', function () {
     } finally {
       server.close();
     }
+  });
+
+  describe('warm pages (fonts loaded once, everything else replaced per render)', () => {
+    const one = () => new PdfPrinter({ chromiumPath: process.env.CHROMIUM_PATH || null, timeoutMs: 120_000, pages: 1 });
+
+    it('one page serves every render, and an invoice prints as its whole self-contained document does', async () => {
+      const warm = one();
+      const whole = new PdfPrinter({ chromiumPath: process.env.CHROMIUM_PATH || null, timeoutMs: 120_000 });
+      try {
+        // A void Arabic invoice first, then a plain French one on the same page: nothing of the first may remain.
+        const first = sample('void');
+        const second = makeSource({ lines: [['Conseil', '1', '900', '20']], number: 'INV-2026-000077' });
+        await renderPdf(warm, first, 'ar');
+        const reused = await renderPdf(warm, second, 'fr');
+        const fresh = await whole.print(invoiceHtml(invoiceView(second, 'fr'), second));
+        expect(warm.status().pages_opened).to.equal(1);
+        expect(await pdfPages(reused)).to.deep.equal(await pdfPages(fresh));
+        expect(await pdfPages(reused, { raw: true })).to.deep.equal(await pdfPages(fresh, { raw: true }));
+        expect((await pdfPages(reused, { raw: true })).join(' ')).not.to.include('ANNULÉE').and.not.include(first.invoice.invoice_number);
+        expect(await pdfFonts(reused)).to.deep.equal(await pdfFonts(fresh));
+        const pixels = async (pdf: Buffer) => PNG.sync.read(await firstPagePng(pdf, DPI));
+        const [a, b] = [await pixels(reused), await pixels(fresh)];
+        expect(pixelmatch(a.data, b.data, undefined, a.width, a.height, { threshold: 0 })).to.equal(0);
+      } finally {
+        await Promise.all([warm.close(), whole.close()]);
+      }
+    });
+
+    it('renders beyond the page count wait for a free page', async () => {
+      const warm = one();
+      try {
+        const pdfs = await Promise.all(['fr', 'en', 'ar', 'fr'].map((locale) => renderPdf(warm, sample(), locale as DocumentLocale)));
+        expect(pdfs.every((pdf) => pdf.subarray(0, 5).toString() === '%PDF-')).to.equal(true);
+        expect(warm.status().pages_opened).to.equal(1);
+      } finally {
+        await warm.close();
+      }
+    });
+
+    it('a warm page makes no request either (the shell\'s CSP refuses them, the context\'s route aborts any other)', async () => {
+      let hits = 0;
+      const server = http.createServer((_req, res) => {
+        hits++;
+        res.end('x');
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const { port } = server.address() as AddressInfo;
+      const warm = one();
+      try {
+        const url = `http://127.0.0.1:${port}`;
+        const doc = { ...invoiceDocument(invoiceView(sample(), 'fr')), style: `@font-face{font-family:x;src:url(${url}/font.woff2)} body{font-family:x}` };
+        const pdf = await warm.printDocument({ ...doc, body: `<p>offline</p><img src="${url}/logo.png"><iframe src="${url}/frame"></iframe><link rel="stylesheet" href="${url}/s.css">` });
+        expect(pdf.subarray(0, 5).toString()).to.equal('%PDF-');
+        // The same page then prints an invoice as usual.
+        expect((await pdfPages(await renderPdf(warm, sample(), 'fr'))).join(' ')).to.include('INV-2026-000042');
+        expect(warm.status().pages_opened).to.equal(1);
+        expect(hits).to.equal(0);
+      } finally {
+        server.close();
+        await warm.close();
+      }
+    });
   });
 
   it('a render past its timeout is stopped with PdfUnavailable, and the next one works', async () => {
