@@ -48,7 +48,7 @@ function failureOf(err: unknown): Failure {
 function humanLine(f: Failure): string {
   const fields = Array.isArray(f.details?.fields) ? (f.details.fields as { field: string; message: string }[]) : [];
   const said = fields.filter((x) => !f.message.includes(`${x.field}: ${x.message}`) && !f.message.includes(`${x.field} ${x.message}`));
-  return said.length === 0 ? f.message : `${f.message}: ${said.map((x) => `${x.field}: ${x.message}`).join('; ')}`;
+  return said.length === 0 ? f.message : `${f.message.replace(/\.$/, '')}: ${said.map((x) => `${x.field}: ${x.message}`).join('; ')}`;
 }
 
 function report(err: unknown, json: boolean): number {
