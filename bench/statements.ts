@@ -1,15 +1,22 @@
 /**
- * `npm run bench -- statements`: where a write's database work goes. Not a
+ * `npm run bench -- statements`: where a request's database work goes, in
+ * statements (docs/performance.md, "Statements per request"). Not a
  * benchmark against a baseline (`invoices` is that) but the profile behind
  * its figures: the server as `npm start` runs it, on an embedded PostgreSQL
- * with pg_stat_statements loaded, N creates then N finalizes (5-line
- * invoices) at concurrency C, and for each: throughput, latency, CPU per
- * request of the server and of all its PostgreSQL connections
- * (`invoicing%`), statements per request, and the statements by total time
- * per request (execution + planning; nested statements of es_append
- * included). BENCH_N (default 3,000), BENCH_C (default 32), BENCH_CASES
- * (default create,finalize). The embedded server only: DATABASE_URL's server
- * would need the extension preloaded.
+ * with pg_stat_statements loaded (track = all, so the statements inside
+ * es_append are seen too), and for each case N requests at concurrency C
+ * and again one at a time: create (5-line invoice), finalize, list (20 with
+ * a status filter). For each: throughput, latency, CPU per request of the
+ * server and of all its PostgreSQL connections (`invoicing%`), statements
+ * per request that the server sent (top level; a message of several, like
+ * `begin; select es_append(...)`, counts each) and those run inside them
+ * (nested: es_append's own), and the statements by calls per request.
+ * Everything the request caused is counted, the log consumers' work
+ * included (runners, webhook subscriber, notifications). BENCH_N (default
+ * 2,000; 300 one at a time), BENCH_C (default 32), BENCH_CASES (default
+ * create,finalize,list), BENCH_MODES (default inline,async: the server with
+ * INLINE_PROJECTIONS=true, then false). The embedded server only:
+ * DATABASE_URL's server would need the extension preloaded.
  */
 import { v7 as uuidv7 } from 'uuid';
 import { createAccount } from '../src/accounts/accounts.ts';
@@ -22,9 +29,11 @@ import { processCpuMs } from './support/cpu.ts';
 import { createBenchDatabase, startBenchServer, type BenchDatabase } from './support/postgres.ts';
 import { fmtMs, summarize } from './support/stats.ts';
 
-const N = Number(process.env.BENCH_N ?? 3000);
+const N = Number(process.env.BENCH_N ?? 2000);
+const N1 = Math.max(50, Math.round(N / 7));
 const C = Number(process.env.BENCH_C ?? 32);
-const CASES = (process.env.BENCH_CASES ?? 'create,finalize').split(',');
+const CASES = (process.env.BENCH_CASES ?? 'create,finalize,list').split(',');
+const MODES = (process.env.BENCH_MODES ?? 'inline,async').split(',');
 const items = Array.from({ length: 5 }, (_, i) => ({ description: `Prestation de conseil ${i + 1}`, quantity: i + 1, unit_price: 1250.5, tax_rate: i === 4 ? 10 : 20 }));
 
 async function serviceCpuMs(database: BenchDatabase, serverPid: number): Promise<{ node: number; pg: Map<number, number> }> {
@@ -38,11 +47,28 @@ export async function run(): Promise<void> {
     return;
   }
   const server = await startBenchServer({ settings: { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track': 'all' } });
-  const database = await createBenchDatabase(server, { poolSize: 8, prefix: 'bench_statements' });
-  const ours = await startProcess('src/main.ts', await freePort(), { DATABASE_URL: database.url, LOG_LEVEL: 'warn', SERVICE_MODE: 'test' });
+  try {
+    console.log(`server: ${server.description}`);
+    for (const mode of MODES) {
+      const database = await createBenchDatabase(server, { poolSize: 8, prefix: `bench_statements_${mode}` });
+      try {
+        await profile(database, mode);
+      } finally {
+        await database.drop();
+      }
+    }
+  } finally {
+    await server.stop();
+  }
+}
+
+async function profile(database: BenchDatabase, mode: string): Promise<void> {
+  const ours = await startProcess('src/main.ts', await freePort(), {
+    DATABASE_URL: database.url, LOG_LEVEL: 'warn', SERVICE_MODE: 'test', INLINE_PROJECTIONS: String(mode === 'inline'),
+  });
   try {
     await database.pool.query('create extension if not exists pg_stat_statements');
-    console.log(`server: ${server.description}`);
+    console.log(`\n=== projections: ${mode} (INLINE_PROJECTIONS=${mode === 'inline'}) ===`);
     const account = await createAccount(database.db, { name: 'Bench', plan: 'fiduciaire', requestsPerMinute: 100_000_000 });
     const organizationId = uuidv7();
     const now = new Date().toISOString();
@@ -56,35 +82,48 @@ export async function run(): Promise<void> {
     const api = `${ours.url}/api/v1`;
     const customer = (await expectStatus(request(`${api}/customers`, 'POST', { name: 'Client Casablanca SA', type: 'b2b', ice: '000000000000003' }, auth), 201)).body.data;
     const ids: string[] = [];
+    let finalized = 0;
     const create = async () => ids.push((await expectStatus(request(`${api}/invoices`, 'POST', { customer_id: customer.id, issue_date: '2026-03-14', items }, auth), 201)).body.data.id);
-    const finalize = (i: number) => expectStatus(request(`${api}/invoices/${ids[i]}/finalize`, 'POST', undefined, auth), 200);
+    const finalize = () => expectStatus(request(`${api}/invoices/${ids[finalized++]}/finalize`, 'POST', undefined, auth), 200);
+    const list = () => expectStatus(request(`${api}/invoices?status=finalized&per_page=20`, 'GET', undefined, auth), 200);
     await runConcurrently(300, C, create);
     await runConcurrently(300, C, finalize);
-    ids.length = 0;
-    for (const what of CASES) {
-      await database.pool.query('select pg_stat_statements_reset()');
-      const before = await serviceCpuMs(database, ours.pid);
-      const r = await runConcurrently(N, C, what === 'finalize' ? finalize : create, { latencies: true });
-      const after = await serviceCpuMs(database, ours.pid);
-      let pgMs = 0;
-      for (const [pid, ms] of after.pg) pgMs += Math.max(0, ms - (before.pg.get(pid) ?? 0));
-      const lat = summarize(r.latencies);
-      const { rows } = await database.pool.query(`
-        select calls, total_exec_time + total_plan_time as ms, left(regexp_replace(query, '\\s+', ' ', 'g'), 100) as query
-          from pg_stat_statements where dbid = (select oid from pg_database where datname = current_database())
-           and query not like '%pg_stat_statements%' and query not like '%pg_stat_activity%'
-         order by ms desc`);
-      const calls = rows.reduce((a, x) => a + Number(x.calls), 0);
-      const ms = rows.reduce((a, x) => a + x.ms, 0);
-      console.log(`\n${what} x ${N} at concurrency ${C}: ${((N / r.elapsedMs) * 1000).toFixed(0)}/s, p50 ${fmtMs(lat.p50)}, p99 ${fmtMs(lat.p99)}; ` +
-        `CPU per request: server ${((after.node - before.node) / N).toFixed(2)} ms, PostgreSQL ${(pgMs / N).toFixed(2)} ms; ` +
-        `${(calls / N).toFixed(2)} statements and ${((ms / N) * 1000).toFixed(0)} us of execution + planning per request`);
-      console.log('  calls/req   us/req  statement');
-      for (const x of rows.slice(0, 16)) console.log(`  ${(Number(x.calls) / N).toFixed(2).padStart(9)}  ${((x.ms / N) * 1000).toFixed(0).padStart(7)}  ${x.query}`);
+    await runConcurrently(300, C, list);
+    const tasks: Record<string, () => Promise<unknown>> = { create, finalize, list };
+    for (const concurrency of [C, 1]) {
+      for (const what of CASES) {
+        const n = concurrency === 1 ? N1 : N;
+        await measure(database, ours.pid, `${what} x ${n} at concurrency ${concurrency}`, n, concurrency, tasks[what]);
+      }
     }
   } finally {
     await ours.stop();
-    await database.drop();
-    await server.stop();
+  }
+}
+
+async function measure(database: BenchDatabase, serverPid: number, label: string, n: number, concurrency: number, task: () => Promise<unknown>): Promise<void> {
+  await database.pool.query('select pg_stat_statements_reset()');
+  const before = await serviceCpuMs(database, serverPid);
+  const r = await runConcurrently(n, concurrency, task, { latencies: true });
+  // What the requests set off after their answers (runners, subscriber, notifications) belongs to them too.
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  const after = await serviceCpuMs(database, serverPid);
+  let pgMs = 0;
+  for (const [pid, ms] of after.pg) pgMs += Math.max(0, ms - (before.pg.get(pid) ?? 0));
+  const lat = summarize(r.latencies);
+  const { rows } = await database.pool.query(`
+    select toplevel, calls, total_exec_time + total_plan_time as ms, left(regexp_replace(query, '\\s+', ' ', 'g'), 110) as query
+      from pg_stat_statements where dbid = (select oid from pg_database where datname = current_database())
+       and query not like '%pg_stat_statements%' and query not like '%pg_stat_activity%'
+     order by calls desc, ms desc`);
+  const sum = (top: boolean) => rows.filter((x) => x.toplevel === top).reduce((a, x) => a + Number(x.calls), 0);
+  const ms = rows.filter((x) => x.toplevel).reduce((a, x) => a + x.ms, 0);
+  console.log(`\n${label}: ${((n / r.elapsedMs) * 1000).toFixed(0)}/s, p50 ${fmtMs(lat.p50)}, p99 ${fmtMs(lat.p99)}; ` +
+    `CPU per request: server ${((after.node - before.node) / n).toFixed(2)} ms, PostgreSQL ${(pgMs / n).toFixed(2)} ms; ` +
+    `statements per request: ${(sum(true) / n).toFixed(2)} top level, ${(sum(false) / n).toFixed(2)} nested; ` +
+    `${((ms / n) * 1000).toFixed(0)} us of execution + planning`);
+  console.log('  calls/req   us/req  statement (top level; nested ones marked "  >")');
+  for (const x of rows.filter((x) => Number(x.calls) / n >= 0.01).slice(0, 24)) {
+    console.log(`  ${(Number(x.calls) / n).toFixed(2).padStart(9)}  ${((x.ms / n) * 1000).toFixed(0).padStart(7)}  ${x.toplevel ? '' : '  > '}${x.query}`);
   }
 }

@@ -9,9 +9,11 @@ import { openDatabase, type DatabaseConnection } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { createPostgresEventStore } from './eventstore/postgres.ts';
 import type { EventStore } from './eventstore/types.ts';
+import { inlineProjections, type InlineSetup } from './projections/inline.ts';
 import { ProjectionProgress } from './projections/progress.ts';
 import type { Projector } from './projections/projector.ts';
 import type { Logger } from './shared/logger.ts';
+import { timeAppend } from './shared/metrics.ts';
 
 export interface Runtime {
   config: Config;
@@ -21,16 +23,38 @@ export interface Runtime {
   /** Every read-model projector: writes wait for them, /readyz and the CLI report them, the projector role runs them. */
   projectors: readonly Projector[];
   progress: ProjectionProgress;
+  /** The projectors applied in the append's transaction (PostgreSQL event store only; null with EventStoreDB). */
+  inline: InlineSetup | null;
   close(): Promise<void>;
 }
 
-async function openEventStore(config: Config, database: DatabaseConnection): Promise<EventStore> {
-  if (!config.eventstoreUrl) return createPostgresEventStore(database.pool, database.url);
+/**
+ * Every append is timed for /metrics (eventstore_append_duration_seconds),
+ * whichever adapter runs, without a line in the adapters.
+ */
+function timedAppends(store: EventStore): EventStore {
+  const append = store.appendToStream.bind(store);
+  store.appendToStream = async (stream, events, expected) => {
+    const done = timeAppend(store.kind);
+    try {
+      const result = await append(stream, events, expected);
+      done('ok');
+      return result;
+    } catch (err) {
+      done('error');
+      throw err;
+    }
+  };
+  return store;
+}
+
+async function openEventStore(config: Config, database: DatabaseConnection, inline: InlineSetup | null): Promise<EventStore> {
+  if (!config.eventstoreUrl) return timedAppends(await createPostgresEventStore(database.pool, database.url, { inline: inline?.projections }));
   const { createEventStoreDBEventStore } = await import('./eventstore/esdb.ts');
   try {
     const store = await createEventStoreDBEventStore(config.eventstoreUrl);
     await store.headPosition(); // fail now, not on the first request
-    return store;
+    return timedAppends(store);
   } catch (err: any) {
     throw new ConfigError('EVENTSTORE_URL', `cannot reach EventStoreDB: ${err?.message ?? err}`);
   }
@@ -55,7 +79,10 @@ export async function openRuntime(config: Config, logger: Logger, options: Runti
   });
   try {
     await migrateToLatest(database.db);
-    const store = await openEventStore(config, database);
+    // EventStoreDB shares no transaction with the read models: there every projector runs async.
+    const inlined = projectors.filter((p) => p.inline);
+    const inline = config.eventstoreUrl || !config.inlineProjections || inlined.length === 0 ? null : inlineProjections(inlined, logger);
+    const store = await openEventStore(config, database, inline);
     const progress = new ProjectionProgress(database.db, database.url, projectors.map((p) => p.name));
     await progress.start();
     return {
@@ -65,6 +92,7 @@ export async function openRuntime(config: Config, logger: Logger, options: Runti
       store,
       projectors,
       progress,
+      inline,
       async close() {
         await progress.close();
         await store.close();

@@ -9,6 +9,7 @@
 import { createHash, createHmac, pbkdf2Sync, randomBytes } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import { ANALYST_GROUP } from '../db/migrations/0062_analyst_access.ts';
+import type { Database } from '../db/schema.ts';
 
 const SCRAM_ITERATIONS = 4096;
 
@@ -28,7 +29,7 @@ export interface AnalystLogin {
 }
 
 /** `databaseUrl`: the server's own connection string (its host, port and database are the analyst's). */
-export async function createAnalystLogin(db: Kysely<any>, databaseUrl: string, organizationId: string): Promise<AnalystLogin> {
+export async function createAnalystLogin(db: Kysely<Database>, databaseUrl: string, organizationId: string): Promise<AnalystLogin> {
   const role = `analyst_${organizationId.replace(/-/g, '').toLowerCase()}_${randomBytes(4).toString('hex')}`;
   const password = randomBytes(32).toString('base64url');
   // Identifiers and the verifier are generated here (hex, base64): nothing from the operator is interpolated.

@@ -8,6 +8,10 @@
  * the snapshot the projector will store, rather than an error that would
  * invite a duplicate retry.
  *
+ * With inline projections (the PostgreSQL event store; src/projections/inline.ts)
+ * the rows committed in the append's transaction: no wait, the read finds
+ * them. With EventStoreDB the projectors run async and the wait stays.
+ *
  * Each router declares its resource once (`WrittenResource`) and answers
  * every write with `answerAfterWrite(ctx, resource, result)`.
  */
@@ -36,7 +40,9 @@ export interface WrittenResource<R> {
 
 export async function answerAfterWrite<R>(ctx: RequestContext, resource: WrittenResource<R>, result: R, status = 200): Promise<JsonReply> {
   const position = resource.position(result);
-  const caughtUp = position === null || (await ctx.rt.progress.waitFor(position, undefined, resource.projectors));
+  // Inline projections (docs/architecture.md): the rows committed with the events, nothing to wait for.
+  const inline = ctx.rt.inline?.covers(resource.projectors) ?? false;
+  const caughtUp = position === null || inline || (await ctx.rt.progress.waitFor(position, undefined, resource.projectors));
   if (caughtUp) {
     const stored = await resource.read(ctx, result);
     if (stored && stored.version >= resource.version(result)) return { status, data: stored.data, version: stored.version };

@@ -8,6 +8,8 @@ import { getCustomer, listCustomers, type CustomerListQuery } from '../queries/c
 import { notFound } from '../shared/errors.ts';
 import { answerAfterWrite, type WrittenResource } from './answer.ts';
 import { commandInput } from './command-input.ts';
+import { validateCustomerPatch, validateNewCustomer } from '../commands/customer/validate.ts';
+import { asRecord, fieldErrorsOf } from './body-check.ts';
 import type { RequestContext, RouteSpec } from './route.ts';
 import { createCustomerBody, customerSchema, listCustomersQuery, updateCustomerBody } from './schemas/customers.ts';
 
@@ -37,6 +39,7 @@ const answer = (ctx: RequestContext, result: CustomerResult, status = 200) => an
 
 export const customerRoutes: RouteSpec[] = [
   {
+    operationId: 'listCustomers',
     method: 'get',
     path: '/customers',
     summary: 'List customers',
@@ -51,6 +54,7 @@ export const customerRoutes: RouteSpec[] = [
     },
   },
   {
+    operationId: 'getCustomer',
     method: 'get',
     path: '/customers/:id',
     summary: 'Read a customer',
@@ -65,6 +69,7 @@ export const customerRoutes: RouteSpec[] = [
     },
   },
   {
+    operationId: 'createCustomer',
     method: 'post',
     path: '/customers',
     summary: 'Create a customer',
@@ -72,13 +77,16 @@ export const customerRoutes: RouteSpec[] = [
     scope: 'customers:write',
     audience: 'organization',
     body: createCustomerBody,
+    check: (_ctx, body) => fieldErrorsOf(() => validateNewCustomer(asRecord(body))),
     successStatus: 201,
+    location: '/customers/:id',
     response: customerSchema,
     async handler(ctx, { body }) {
       return answer(ctx, await createCustomer(write(ctx), ctx.newId('customer'), body), 201);
     },
   },
   {
+    operationId: 'updateCustomer',
     method: 'patch',
     path: '/customers/:id',
     summary: 'Update a customer (partial; status active unarchives)',
@@ -86,6 +94,7 @@ export const customerRoutes: RouteSpec[] = [
     scope: 'customers:write',
     audience: 'organization',
     body: updateCustomerBody,
+    check: (_ctx, body) => fieldErrorsOf(() => validateCustomerPatch(asRecord(body))),
     response: customerSchema,
     errors: ['VERSION_CONFLICT'],
     async handler(ctx, { params, body }) {
@@ -93,6 +102,7 @@ export const customerRoutes: RouteSpec[] = [
     },
   },
   {
+    operationId: 'archiveCustomer',
     method: 'delete',
     path: '/customers/:id',
     summary: 'Archive a customer (soft delete; answers the archived customer)',

@@ -18,6 +18,7 @@ const pdfQuery = {
 
 export const documentRoutes: RouteSpec[] = [
   {
+    operationId: 'getInvoicePdf',
     method: 'get',
     path: '/invoices/:id/pdf',
     summary: 'The invoice as a PDF (fr, en or ar), once finalized',
@@ -33,6 +34,7 @@ export const documentRoutes: RouteSpec[] = [
     },
   },
   {
+    operationId: 'getInvoiceXml',
     method: 'get',
     path: '/invoices/:id/xml',
     summary: 'The invoice as UBL 2.1 XML (EN 16931), once finalized',

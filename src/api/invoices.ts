@@ -13,6 +13,9 @@ import { getInvoice, listInvoices, type InvoiceListQuery } from '../queries/invo
 import { notFound } from '../shared/errors.ts';
 import { answerAfterWrite, type WrittenResource } from './answer.ts';
 import { commandInput } from './command-input.ts';
+import { readInvoicePatch, readNewInvoice, readPayment, readVoidReason } from '../commands/invoice/validate.ts';
+import { isUuid } from '../shared/ids.ts';
+import { asRecord, fieldErrorsOf, type BodyCheckContext } from './body-check.ts';
 import type { RequestContext, RouteSpec } from './route.ts';
 import * as schemas from './schemas/invoices.ts';
 
@@ -45,14 +48,24 @@ const writtenInvoice: WrittenResource<InvoiceResult> = {
 
 const answer = (ctx: RequestContext, result: InvoiceResult, status = 200) => answerAfterWrite(ctx, writtenInvoice, result, status);
 
-const invoiceView = { ...schemas.invoiceSchema, properties: { ...(schemas.invoiceSchema.properties as object), customer: { type: ['object', 'null'] } } };
-const base = { tag: 'Invoices', audience: 'organization' as const, response: invoiceView };
-const action = (path: string, summary: string, scope: RouteSpec['scope'], errors: RouteSpec['errors']) =>
-  ({ ...base, method: 'post' as const, path, summary, scope, errors: [...(errors ?? []), 'VERSION_CONFLICT' as const] });
+/** The decider's rules of a create or update body, with the customer it names (RouteSpec.check). */
+async function invoiceBodyErrors(ctx: BodyCheckContext, body: unknown, kind: 'create' | 'update') {
+  const data = asRecord(body);
+  const id = data.customer_id;
+  const customer = typeof id === 'string' && isUuid(id) ? await readModelFacts(ctx.rt.database.db).customer(ctx.organizationId!, id.toLowerCase()) : null;
+  const named = { ...data, customer_id: typeof id === 'string' ? id.toLowerCase() : id };
+  if (kind === 'create') return fieldErrorsOf(() => readNewInvoice({ ...named, customer } as never));
+  return fieldErrorsOf(() => readInvoicePatch(named as never, customer));
+}
+
+const base = { tag: 'Invoices', audience: 'organization' as const, response: schemas.invoiceWithCustomerSchema };
+const action = (operationId: string, path: string, summary: string, scope: RouteSpec['scope'], errors: RouteSpec['errors']) =>
+  ({ ...base, operationId, method: 'post' as const, path, summary, scope, errors: [...(errors ?? []), 'VERSION_CONFLICT' as const] });
 
 export const invoiceRoutes: RouteSpec[] = [
   {
     ...base,
+    operationId: 'listInvoices',
     method: 'get',
     path: '/invoices',
     summary: 'List invoices (newest first; filters on status, customer and issue date)',
@@ -66,6 +79,7 @@ export const invoiceRoutes: RouteSpec[] = [
   },
   {
     ...base,
+    operationId: 'getInvoice',
     method: 'get',
     path: '/invoices/:id',
     summary: 'Read an invoice with its customer, lines and totals',
@@ -78,56 +92,64 @@ export const invoiceRoutes: RouteSpec[] = [
   },
   {
     ...base,
+    operationId: 'createInvoice',
     method: 'post',
     path: '/invoices',
     summary: 'Create a draft invoice',
     scope: 'invoices:write',
     body: schemas.createInvoiceBody,
+    check: (ctx, body) => invoiceBodyErrors(ctx, body, 'create'),
     successStatus: 201,
+    location: '/invoices/:id',
     async handler(ctx, { body }) {
       return answer(ctx, await createInvoice(write(ctx), body, ctx.newId('invoice')), 201);
     },
   },
   {
     ...base,
+    operationId: 'updateInvoice',
     method: 'patch',
     path: '/invoices/:id',
     summary: 'Update a draft (partial; items replaces every line)',
     scope: 'invoices:write',
     body: schemas.updateInvoiceBody,
+    check: (ctx, body) => invoiceBodyErrors(ctx, body, 'update'),
     errors: ['INVOICE_NOT_EDITABLE', 'VERSION_CONFLICT'],
     async handler(ctx, { params, body }) {
       return answer(ctx, await updateInvoice(write(ctx), params.id.toLowerCase(), body));
     },
   },
   {
-    ...action('/invoices/:id/finalize', 'Finalize a draft: assigns the official number and locks it', 'invoices:finalize', ['INVOICE_NOT_DRAFT']),
+    ...action('finalizeInvoice', '/invoices/:id/finalize', 'Finalize a draft: assigns the official number and locks it', 'invoices:finalize', ['INVOICE_NOT_DRAFT']),
     async handler(ctx, { params }) {
       return answer(ctx, await finalizeInvoice(write(ctx), params.id.toLowerCase()));
     },
   },
   {
-    ...action('/invoices/:id/send', 'Record a finalized invoice as sent', 'invoices:write', ['INVALID_STATUS_TRANSITION']),
+    ...action('sendInvoice', '/invoices/:id/send', 'Record a finalized invoice as sent', 'invoices:write', ['INVALID_STATUS_TRANSITION']),
     async handler(ctx, { params }) {
       return answer(ctx, await sendInvoice(write(ctx), params.id.toLowerCase()));
     },
   },
   {
-    ...action('/invoices/:id/pay', 'Record a finalized or sent invoice as paid', 'invoices:write', ['INVALID_STATUS_TRANSITION']),
+    ...action('payInvoice', '/invoices/:id/pay', 'Record a finalized or sent invoice as paid', 'invoices:write', ['INVALID_STATUS_TRANSITION']),
     body: schemas.payInvoiceBody,
+    check: (_ctx, body) => fieldErrorsOf(() => readPayment(asRecord(body), new Date().toISOString())),
     async handler(ctx, { params, body }) {
       return answer(ctx, await payInvoice(write(ctx), params.id.toLowerCase(), body ?? {}));
     },
   },
   {
-    ...action('/invoices/:id/void', 'Void a finalized or sent invoice (reason required)', 'invoices:write', ['CANNOT_VOID_PAID', 'ALREADY_VOIDED', 'INVALID_STATUS_TRANSITION']),
+    ...action('voidInvoice', '/invoices/:id/void', 'Void a finalized or sent invoice (reason required)', 'invoices:write', ['CANNOT_VOID_PAID', 'ALREADY_VOIDED', 'INVALID_STATUS_TRANSITION']),
     body: schemas.voidInvoiceBody,
+    check: (_ctx, body) => fieldErrorsOf(() => readVoidReason(asRecord(body).reason)),
     async handler(ctx, { params, body }) {
       return answer(ctx, await voidInvoice(write(ctx), params.id.toLowerCase(), body.reason));
     },
   },
   {
     ...base,
+    operationId: 'listInvoiceEvents',
     method: 'get',
     path: '/invoices/:id/events',
     summary: 'The invoice\'s event history, oldest first (internal steps included)',

@@ -9,11 +9,14 @@ import type { OrganizationPatch } from '../commands/organization/commands.ts';
 import { getOrganization } from '../queries/organizations.ts';
 import { commandInput } from './command-input.ts';
 import { organizationReply, replyAfterWrite } from './organization-reply.ts';
+import { validateOrganizationPatch } from '../commands/organization/validate.ts';
+import { asRecord, fieldErrorsOf } from './body-check.ts';
 import type { RouteSpec } from './route.ts';
 import { organizationPatchBody, organizationResponse } from './schemas/organizations.ts';
 
 export const organizationRoutes: RouteSpec[] = [
   {
+    operationId: 'getOrganization',
     method: 'get',
     path: '/organization',
     summary: 'Read the organization profile, subscription and API quotas',
@@ -26,6 +29,7 @@ export const organizationRoutes: RouteSpec[] = [
     },
   },
   {
+    operationId: 'updateOrganization',
     method: 'patch',
     path: '/organization',
     summary: 'Update the organization profile (only the fields sent)',
@@ -33,6 +37,7 @@ export const organizationRoutes: RouteSpec[] = [
     scope: 'organization:write',
     audience: 'organization',
     body: organizationPatchBody,
+    check: (_ctx, body) => fieldErrorsOf(() => validateOrganizationPatch(asRecord(body))),
     response: organizationResponse,
     errors: ['VALIDATION_ERROR', 'VERSION_CONFLICT'],
     async handler(ctx, input: { body: OrganizationPatch | undefined }) {

@@ -18,6 +18,8 @@ import { notFound } from '../shared/errors.ts';
 import { PLAN_LIMITS } from '../accounts/plans.ts';
 import { commandInput } from './command-input.ts';
 import { organizationReply, replyAfterWrite } from './organization-reply.ts';
+import { validateNewOrganization } from '../commands/organization/validate.ts';
+import { asRecord, fieldErrorsOf } from './body-check.ts';
 import type { RequestContext, RouteSpec } from './route.ts';
 import { organizationCreateBody, organizationListQuery, organizationResponse } from './schemas/organizations.ts';
 
@@ -35,6 +37,12 @@ interface ListQuery {
   include_archived: boolean;
 }
 
+/** The reference's flat address fields, stored as billing_address (docs/api-decisions.md "Representations"). */
+function createInput(body: CreateBody): NewOrganizationInput {
+  const { address_street, address_city, address_postal_code, address_country, ...profile } = body;
+  return { ...profile, billing_address: { street: address_street, city: address_city, postal_code: address_postal_code, country: address_country } };
+}
+
 const writeOf = (ctx: RequestContext): OrganizationWrite => commandInput(ctx);
 
 /** Runs an action on an organization of the key's account; any other id is 404. */
@@ -46,6 +54,7 @@ async function onOwned(ctx: RequestContext, id: string, action: (w: Organization
 
 export const organizationsRoutes: RouteSpec[] = [
   {
+    operationId: 'listOrganizations',
     method: 'get',
     path: '/organizations',
     summary: "List the account's organizations (archived ones with include_archived=true)",
@@ -61,6 +70,7 @@ export const organizationsRoutes: RouteSpec[] = [
     },
   },
   {
+    operationId: 'createOrganization',
     method: 'post',
     path: '/organizations',
     summary: 'Provision a new organization (legal entity) under the account',
@@ -68,26 +78,25 @@ export const organizationsRoutes: RouteSpec[] = [
     scope: 'organizations:write',
     audience: 'account',
     body: organizationCreateBody,
+    check: (_ctx, body) => fieldErrorsOf(() => validateNewOrganization(createInput(asRecord(body)))),
     successStatus: 201,
+    location: '/organizations/:id',
     response: organizationResponse,
     errors: ['VALIDATION_ERROR', 'ENTITY_CAP_REACHED'],
     async handler(ctx, input: { body: CreateBody }) {
-      const { address_street, address_city, address_postal_code, address_country, ...profile } = input.body;
       const account = await getAccount(ctx.rt.database.db, ctx.key.accountId);
       if (!account) throw notFound('Account');
       const result = await provisionOrganization(writeOf(ctx), {
         organization_id: ctx.newId('organization'),
         account_id: account.id,
         entity_cap: PLAN_LIMITS[account.plan].entityCap,
-        profile: {
-          ...profile,
-          billing_address: { street: address_street, city: address_city, postal_code: address_postal_code, country: address_country },
-        },
+        profile: createInput(input.body),
       });
       return replyAfterWrite(ctx, result, 201);
     },
   },
   {
+    operationId: 'getOrganizationById',
     method: 'get',
     path: '/organizations/:id',
     summary: 'Read one organization of the account',
@@ -100,6 +109,7 @@ export const organizationsRoutes: RouteSpec[] = [
     },
   },
   {
+    operationId: 'archiveOrganization',
     method: 'post',
     path: '/organizations/:id/archive',
     summary: 'Archive an organization: frozen everywhere, nothing deleted, reversible',
@@ -111,6 +121,7 @@ export const organizationsRoutes: RouteSpec[] = [
     handler: (ctx, input) => onOwned(ctx, input.params.id, archiveOrganization),
   },
   {
+    operationId: 'restoreOrganization',
     method: 'post',
     path: '/organizations/:id/restore',
     summary: 'Restore an archived organization: it resumes normal operation at once',

@@ -9,7 +9,7 @@ import type { Request, Response } from 'express';
 import type { EventMetadata } from '../eventstore/types.ts';
 import type { Runtime } from '../runtime.ts';
 import type { Scope } from '../accounts/scopes.ts';
-import type { ErrorCode } from '../shared/errors.ts';
+import type { ErrorCode, FieldError } from '../shared/errors.ts';
 
 export type { Scope };
 
@@ -70,8 +70,19 @@ export interface FileReply {
 
 export type Reply = JsonReply | FileReply;
 
+/**
+ * The domain rules of a body, run by the pipeline when the JSON schema has
+ * already refused it, so one answer lists every field problem (the schema's
+ * and the domain's; docs/api-decisions.md "Errors"). It gets the parsed body
+ * as sent, of any shape, and returns the field errors the route's command
+ * would report (never throws for a wrong shape).
+ */
+export type BodyCheck = (ctx: { rt: Runtime; organizationId: string | null }, body: unknown) => Promise<FieldError[]> | FieldError[];
+
 export interface RouteSpec<B = any, Q = any> {
   method: 'get' | 'post' | 'patch' | 'put' | 'delete';
+  /** The OpenAPI operationId, a verb and the resource (`listInvoices`, `finalizeInvoice`). Derived from the path when absent. */
+  operationId?: string;
   /** Express path below /api/v1, e.g. '/invoices/:id/finalize'. ':id' params must be UUIDs (else 404). */
   path: string;
   summary: string;
@@ -84,6 +95,14 @@ export interface RouteSpec<B = any, Q = any> {
   query?: JsonSchema;
   /** Success status for OpenAPI (default 200). */
   successStatus?: number;
+  /**
+   * For a route that answers 201: the path (below /api/v1) of what it
+   * created, its `:id` taken from the answer's `data.id`; the pipeline sends
+   * it as `Location` (docs/api-decisions.md "Status codes").
+   */
+  location?: string;
+  /** Domain rules of the body, reported with the schema's errors (see BodyCheck). */
+  check?: BodyCheck;
   /** Schema of `data` in the success envelope, for OpenAPI (optional). */
   response?: JsonSchema;
   /** Endpoint-specific error codes, for OpenAPI. */

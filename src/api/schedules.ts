@@ -28,7 +28,11 @@ import { notFound } from '../shared/errors.ts';
 import { isPlan, PLAN_LIMITS } from '../accounts/plans.ts';
 import type { JsonReply, RequestContext, RouteSpec } from './route.ts';
 import * as schemas from './schemas/schedules.ts';
-import { invoiceSchema } from './schemas/invoices.ts';
+import { invoiceWithCustomerSchema } from './schemas/invoices.ts';
+import { validateNewSchedule, validateSchedulePatch } from '../commands/schedule/validate.ts';
+import { FieldErrors } from '../commands/field-rules.ts';
+import { isUuid } from '../shared/ids.ts';
+import { asRecord, fieldErrorsOf, type BodyCheckContext } from './body-check.ts';
 
 const organizationOf = (ctx: RequestContext) => ctx.organizationId!; // organization routes always have one
 const TAG = 'Recurring invoices';
@@ -52,7 +56,8 @@ function write(ctx: RequestContext): ScheduleWrite {
 async function answer(ctx: RequestContext, result: ScheduleResult, status = 200): Promise<JsonReply> {
   const decided = result.state.schedule!;
   const db = ctx.rt.database.db;
-  if (result.position === null || (await ctx.rt.progress.waitFor(result.position, undefined, ['schedules']))) {
+  // Inline projections (src/projections/inline.ts): the row committed with the event, no wait.
+  if (result.position === null || ctx.rt.inline?.covers(['schedules']) || (await ctx.rt.progress.waitFor(result.position, undefined, ['schedules']))) {
     const stored = await getSchedule(db, organizationOf(ctx), decided.id);
     if (stored && stored.version >= decided.version) return { status, data: stored, version: stored.version };
   }
@@ -66,7 +71,7 @@ async function answer(ctx: RequestContext, result: ScheduleResult, status = 200)
 async function answerInvoice(ctx: RequestContext, result: InvoiceResult, schedulePosition: string | null): Promise<JsonReply> {
   const positions = [result.position, schedulePosition].filter((p): p is string => p !== null).sort();
   const newest = positions.at(-1)!;
-  if (await ctx.rt.progress.waitFor(newest, undefined, ['invoices', 'schedules'])) {
+  if (ctx.rt.inline?.covers(['invoices', 'schedules']) || (await ctx.rt.progress.waitFor(newest, undefined, ['invoices', 'schedules']))) {
     const stored = await getInvoice(ctx.rt.database.pool, organizationOf(ctx), result.invoice.id);
     if (stored && stored.version >= result.invoice.version) return { status: 201, data: stored, version: stored.version };
   }
@@ -86,8 +91,23 @@ async function quotaOf(ctx: RequestContext): Promise<{ quota: number; used: numb
 
 const today = () => businessToday(new Date());
 
+/** The decider's rules of a create body, with the customer it names (RouteSpec.check). */
+async function newScheduleErrors(ctx: BodyCheckContext, body: unknown) {
+  const input = asRecord(body);
+  const id = input.customer_id;
+  const customer = typeof id === 'string' && isUuid(id) ? await readModelFacts(ctx.rt.database.db).customer(ctx.organizationId!, id.toLowerCase()) : null;
+  return fieldErrorsOf(() => validateNewSchedule({ ...input, customer_id: typeof id === 'string' ? id.toLowerCase() : id } as never, customer));
+}
+
+function schedulePatchErrors(body: unknown) {
+  const errors = new FieldErrors();
+  fieldErrorsOf(() => validateSchedulePatch(asRecord(body), errors));
+  return errors.fields;
+}
+
 export const scheduleRoutes: RouteSpec[] = [
   {
+    operationId: 'listRecurringInvoices',
     method: 'get',
     path: '/recurring-invoices',
     summary: 'List recurring schedules',
@@ -102,13 +122,14 @@ export const scheduleRoutes: RouteSpec[] = [
     },
   },
   {
+    operationId: 'getRecurringInvoice',
     method: 'get',
     path: '/recurring-invoices/:id',
     summary: 'Read a recurring schedule (with its next 5 run dates and latest 20 runs)',
     tag: TAG,
     scope: 'invoices:read',
     audience: 'organization',
-    response: schemas.scheduleSchema,
+    response: schemas.scheduleDetailSchema,
     async handler(ctx, { params }) {
       const schedule = await getSchedule(ctx.rt.database.db, organizationOf(ctx), params.id);
       if (!schedule) throw notFound('Recurring schedule');
@@ -116,6 +137,7 @@ export const scheduleRoutes: RouteSpec[] = [
     },
   },
   {
+    operationId: 'createRecurringInvoice',
     method: 'post',
     path: '/recurring-invoices',
     summary: 'Create a recurring schedule',
@@ -123,8 +145,10 @@ export const scheduleRoutes: RouteSpec[] = [
     scope: 'invoices:write',
     audience: 'organization',
     body: schemas.createScheduleBody,
+    check: newScheduleErrors,
     successStatus: 201,
-    response: schemas.scheduleSchema,
+    location: '/recurring-invoices/:id',
+    response: schemas.scheduleDetailSchema,
     errors: ['QUOTA_EXCEEDED'],
     async handler(ctx, { body }) {
       const { quota, used } = await quotaOf(ctx);
@@ -135,6 +159,7 @@ export const scheduleRoutes: RouteSpec[] = [
     },
   },
   {
+    operationId: 'updateRecurringInvoice',
     method: 'put',
     path: '/recurring-invoices/:id',
     summary: 'Update a recurring schedule (active or paused)',
@@ -142,13 +167,15 @@ export const scheduleRoutes: RouteSpec[] = [
     scope: 'invoices:write',
     audience: 'organization',
     body: schemas.updateScheduleBody,
-    response: schemas.scheduleSchema,
+    check: (_ctx, body) => schedulePatchErrors(body),
+    response: schemas.scheduleDetailSchema,
     errors: ['INVALID_STATE', 'VERSION_CONFLICT'],
     async handler(ctx, { params, body }) {
       return answer(ctx, await updateSchedule(write(ctx), params.id, body));
     },
   },
   {
+    operationId: 'deleteRecurringInvoice',
     method: 'delete',
     path: '/recurring-invoices/:id',
     summary: 'Delete a recurring schedule and its history (its invoices stay)',
@@ -159,11 +186,12 @@ export const scheduleRoutes: RouteSpec[] = [
     errors: ['VERSION_CONFLICT'],
     async handler(ctx, { params }) {
       const result = await deleteSchedule(write(ctx), params.id);
-      if (result.position !== null) await ctx.rt.progress.waitFor(result.position, undefined, ['schedules']);
+      if (result.position !== null && !ctx.rt.inline?.covers(['schedules'])) await ctx.rt.progress.waitFor(result.position, undefined, ['schedules']);
       return { data: { id: params.id.toLowerCase(), deleted: true } };
     },
   },
   {
+    operationId: 'generateRecurringInvoice',
     method: 'post',
     path: '/recurring-invoices/:id/generate',
     summary: 'Generate the next invoice now (counts as the next occurrence)',
@@ -172,7 +200,8 @@ export const scheduleRoutes: RouteSpec[] = [
     audience: 'organization',
     body: schemas.generateScheduleBody,
     successStatus: 201,
-    response: invoiceSchema,
+    location: '/invoices/:id',
+    response: invoiceWithCustomerSchema,
     errors: ['INVALID_STATE', 'CUSTOMER_INACTIVE'],
     async handler(ctx, { params, body }) {
       const w = write(ctx);
@@ -182,6 +211,7 @@ export const scheduleRoutes: RouteSpec[] = [
     },
   },
   {
+    operationId: 'listRecurringInvoiceHistory',
     method: 'get',
     path: '/recurring-invoices/:id/history',
     summary: 'Runs of a recurring schedule, latest first',
@@ -198,19 +228,21 @@ export const scheduleRoutes: RouteSpec[] = [
     },
   },
   {
+    operationId: 'pauseRecurringInvoice',
     method: 'post',
     path: '/recurring-invoices/:id/pause',
     summary: 'Pause a recurring schedule (runs falling due while paused are skipped)',
     tag: TAG,
     scope: 'invoices:write',
     audience: 'organization',
-    response: schemas.scheduleSchema,
+    response: schemas.scheduleDetailSchema,
     errors: ['INVALID_STATE', 'VERSION_CONFLICT'],
     async handler(ctx, { params }) {
       return answer(ctx, await pauseSchedule(write(ctx), params.id));
     },
   },
   {
+    operationId: 'resumeRecurringInvoice',
     method: 'post',
     path: '/recurring-invoices/:id/resume',
     summary: 'Resume a paused schedule, optionally from a new next_run_date',
@@ -218,7 +250,7 @@ export const scheduleRoutes: RouteSpec[] = [
     scope: 'invoices:write',
     audience: 'organization',
     body: schemas.resumeScheduleBody,
-    response: schemas.scheduleSchema,
+    response: schemas.scheduleDetailSchema,
     errors: ['INVALID_STATE', 'VERSION_CONFLICT'],
     async handler(ctx, { params, body }) {
       return answer(ctx, await resumeSchedule(write(ctx), params.id, today(), body?.next_run_date));

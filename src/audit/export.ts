@@ -8,8 +8,8 @@
  */
 import type { Writable } from 'node:stream';
 import type { EventStore, RecordedEvent } from '../eventstore/types.ts';
+import { logPages } from './log-fold.ts';
 
-const PAGE = 5000;
 const CASABLANCA = new Intl.DateTimeFormat('en-CA', { timeZone: 'Africa/Casablanca', year: 'numeric', month: '2-digit', day: '2-digit' });
 
 export type ExportFormat = 'jsonl' | 'csv';
@@ -66,12 +66,9 @@ export async function exportEvents(store: EventStore, out: Writable, options: Ex
     if (!out.write(text)) await new Promise<void>((resolve) => out.once('drain', resolve));
   };
   if (options.format === 'csv') await write(`${CSV_COLUMNS.join(',')}\r\n`);
-  let cursor: string | null = null;
   let read = 0;
   let written = 0;
-  for (;;) {
-    const page = await store.readAll(cursor, PAGE);
-    if (page.length === 0) break;
+  for await (const page of logPages(store)) {
     let chunk = '';
     for (const e of page) {
       const at = e.metadata?.occurred_at;
@@ -81,7 +78,6 @@ export async function exportEvents(store: EventStore, out: Writable, options: Ex
       }
     }
     read += page.length;
-    cursor = page[page.length - 1].position;
     if (chunk) await write(chunk);
     options.onProgress?.(read, written);
   }

@@ -40,6 +40,25 @@ export class OrganizationHeads {
   }
 }
 
+/**
+ * The whole log in global order, page by page. The next page is requested
+ * before the current one is handed out, so the database reads (and the
+ * driver decodes) page n+1 while the caller hashes or writes page n: the two
+ * costs overlap instead of adding up.
+ */
+export async function* logPages(store: EventStore, pageSize = PAGE): AsyncGenerator<RecordedEvent[]> {
+  let next = store.readAll(null, pageSize);
+  for (;;) {
+    const page = await next;
+    if (page.length === 0) return;
+    // Only an empty page ends the log (an adapter may return short pages before its end).
+    next = store.readAll(page[page.length - 1].position, pageSize);
+    // A consumer that stops early leaves the read ahead in flight: its failure must not go unhandled.
+    next.catch(() => {});
+    yield page;
+  }
+}
+
 /** Calls `visit` with every event of the log in global order, page by page. */
 export async function foldLog(
   store: EventStore,
@@ -49,9 +68,7 @@ export async function foldLog(
 ): Promise<string | null> {
   let cursor: string | null = null;
   let count = 0;
-  for (;;) {
-    const page = await store.readAll(cursor, PAGE);
-    if (page.length === 0) return cursor;
+  for await (const page of logPages(store)) {
     for (const event of page) {
       if (until !== undefined && until !== null && event.position > until) return cursor;
       visit(event);
@@ -60,4 +77,5 @@ export async function foldLog(
     }
     onPage?.(count, cursor!);
   }
+  return cursor;
 }

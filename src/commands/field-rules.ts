@@ -172,3 +172,30 @@ export function normalizeDatetime(value: unknown): string | null {
   const iso = new Date(time).toISOString();
   return STORABLE_ISO.test(iso) ? iso : null;
 }
+
+/**
+ * How far past the command's own time a datetime of something that already
+ * happened (a payment's `paid_at`) may lie: room for the client's clock
+ * being ahead of ours, not for recording the future (docs/api-decisions.md
+ * "Invoice lifecycle").
+ */
+export const FUTURE_TOLERANCE_MS = 5 * 60_000;
+
+/**
+ * Reads a datetime of a past fact: ISO 8601 with a time zone, normalized to
+ * UTC, at most FUTURE_TOLERANCE_MS after `now` (the command's time).
+ * Undefined when absent or null; undefined with an error when invalid.
+ */
+export function readPastDatetime(errors: FieldErrors, field: string, value: unknown, now: string): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  const normalized = normalizeDatetime(value);
+  if (normalized === null) {
+    errors.add(field, 'must be an ISO 8601 datetime with a time zone');
+    return undefined;
+  }
+  if (Date.parse(normalized) - Date.parse(now) > FUTURE_TOLERANCE_MS) {
+    errors.add(field, `must not be more than ${FUTURE_TOLERANCE_MS / 60_000} minutes in the future`);
+    return undefined;
+  }
+  return normalized;
+}

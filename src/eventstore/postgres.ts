@@ -24,7 +24,7 @@ import {
 
 type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
 
-const EVENT_COLUMNS = 'global_position, transaction_id, stream_id, revision, event_id, type, data, metadata, hash, created_at';
+export const EVENT_COLUMNS = 'global_position, transaction_id, stream_id, revision, event_id, type, data, metadata, hash, created_at';
 
 function expectedCode(expected: ExpectedRevision): number {
   if (expected === 'any') return -1;
@@ -34,11 +34,11 @@ function expectedCode(expected: ExpectedRevision): number {
   return expected;
 }
 
-function toRecorded(row: any): RecordedEvent {
+export function toRecorded(row: any): RecordedEvent {
   return {
     id: row.event_id,
     stream: row.stream_id,
-    revision: Number(row.revision),
+    revision: row.revision === null ? -1 : Number(row.revision),
     type: row.type,
     data: row.data,
     metadata: row.metadata,
@@ -61,6 +61,28 @@ export function appendPayload(stream: string, events: NewEvent[]): string {
     return `{"body":"${sha256Hex(canonical)}",${canonical.slice(1)}`;
   });
   return `[${parts.join(',')}]`;
+}
+
+/**
+ * Inline projections (docs/architecture.md "Inline projections"): read models
+ * whose rows are written in the append's own transaction, so an answered
+ * write is readable at once. The store knows them only through this port
+ * (src/projections/inline.ts implements it), so the event store depends on
+ * no read model.
+ */
+export interface InlineProjections {
+  /** Whether an inline projection reads this event type (an append with none stays one autocommit statement). */
+  handles(type: string): boolean;
+  /** Writes the rows of these just-appended events on `client`, inside its open transaction; throws to refuse the append. */
+  apply(events: RecordedEvent[], client: pg.PoolClient): Promise<void>;
+}
+
+/** An inline projection threw: the append was rolled back (no event without its rows). */
+export class InlineProjectionError extends Error {
+  constructor(readonly stream: string, readonly cause: unknown) {
+    super(`inline projection failed on ${stream}, append rolled back: ${(cause as Error)?.message ?? String(cause)}`);
+    this.name = 'InlineProjectionError';
+  }
 }
 
 /** A retried append whose events are all stored already succeeded before: answer as then. */
@@ -86,9 +108,12 @@ export async function appendInTransaction(
   stream: string,
   events: NewEvent[],
   expected: ExpectedRevision,
+  /** The error an inline append's es_append raised (its transaction is rolled back): classify it only. */
+  failed?: unknown,
 ): Promise<AppendResult> {
   if (events.length === 0) throw new TypeError('appendToStream needs at least one event');
   try {
+    if (failed) throw failed;
     const { rows } = await db.query({
       // A named statement: parsed and planned once per connection (docs/performance.md, "Event store").
       name: 'es_append',
@@ -113,6 +138,89 @@ export async function appendInTransaction(
   }
 }
 
+/**
+ * The events as stored, for inline projections: revisions from the append's
+ * result, `created_at` the transaction's now() (es_events' default, so the
+ * same value a reader gets), data and metadata as given (JSON values: what a
+ * reader parses back). Only the last event's position is known exactly; the
+ * others get positions just before it (projectors order by stream revision,
+ * never by position).
+ */
+function asRecorded(stream: string, events: NewEvent[], lastRevision: number, tx: string, lastPosition: string, at: Date): RecordedEvent[] {
+  const n = events.length;
+  return events.map((e, i) => ({
+    id: e.id,
+    stream,
+    revision: lastRevision - (n - 1 - i),
+    type: e.type,
+    data: e.data,
+    metadata: e.metadata,
+    position: encodePosition(tx, String(BigInt(lastPosition) - BigInt(n - 1 - i))),
+    hash: '',
+    created_at: at,
+  }));
+}
+
+/**
+ * An append whose events an inline projection reads: BEGIN with es_append
+ * (one message), the projections' statements, COMMIT, on one pooled
+ * connection. The events and
+ * their rows commit together or not at all; a failing projection rolls the
+ * append back and surfaces as InlineProjectionError (a 500 for the client,
+ * nothing half-written).
+ */
+async function appendWithInline(
+  pool: pg.Pool,
+  stream: string,
+  events: NewEvent[],
+  expected: ExpectedRevision,
+  inline: InlineProjections,
+): Promise<AppendResult> {
+  if (events.length === 0) throw new TypeError('appendToStream needs at least one event');
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  let failedAppend: unknown = null;
+  try {
+    let row: any;
+    try {
+      // BEGIN and the append in one message (simple protocol, so the values go as escaped
+      // literals): one round trip fewer per write. now() is the transaction's timestamp,
+      // which es_events.created_at defaults to.
+      const literal = (v: string) => client.escapeLiteral(v);
+      const results = (await client.query(
+        `begin; select last_revision, last_transaction, last_position, now() as at
+         from es_append(${literal(stream)}, ${expectedCode(expected)}, ${literal(appendPayload(stream, events))}::jsonb)`,
+      )) as unknown as pg.QueryResult[];
+      row = results[1].rows[0];
+    } catch (err) {
+      await client.query('rollback').catch((e) => (broken = e));
+      failedAppend = err;
+    }
+    if (failedAppend === null) {
+      const recorded = asRecorded(stream, events, Number(row.last_revision), row.last_transaction, row.last_position, row.at);
+      try {
+        await inline.apply(recorded, client);
+      } catch (err) {
+        await client.query('rollback').catch((e) => (broken = e));
+        // A lost connection stays recognisable through `cause` (the API answers 503 for it).
+        throw new InlineProjectionError(stream, err);
+      }
+      await client.query('commit');
+      return { nextRevision: Number(row.last_revision), position: encodePosition(row.last_transaction, row.last_position) };
+    }
+  } catch (err) {
+    // COMMIT failed: the connection is suspect, do not pool it again.
+    if (!(err instanceof InlineProjectionError)) broken ??= err as Error;
+    throw err;
+  } finally {
+    client.release(broken);
+  }
+  // The append failed and its transaction is gone; the connection is back in the pool before
+  // the error is classified (an idempotent retry or a conflict, answered as in autocommit), so
+  // appenders that all conflict at once never wait for a second connection while holding one.
+  return appendInTransaction(pool, stream, events, expected, failedAppend);
+}
+
 export async function readAllFrom(db: Queryable, after: string | null, limit: number): Promise<RecordedEvent[]> {
   const { tx, pos } = decodePosition(after);
   const { rows } = await db.query(
@@ -126,7 +234,48 @@ export async function readAllFrom(db: Queryable, after: string | null, limit: nu
   return rows.map(toRecorded);
 }
 
-export async function createPostgresEventStore(pool: pg.Pool, url?: string): Promise<EventStore> {
+export interface PostgresStoreOptions {
+  /** Read models written in the append's transaction (src/projections/inline.ts). */
+  inline?: InlineProjections;
+}
+
+/** The `$checkpoint` marker of a filtered read (types.ts, SubscribeOptions.types). */
+export const CHECKPOINT_MARKER = '$checkpoint';
+
+/**
+ * readAll restricted to `types` in the query (a log consumer reads and parses
+ * only what it handles): the page of matching events, and when the page is
+ * short (it reached the readable end of the log), the position of the newest
+ * readable event as a `$checkpoint` marker, so the consumer's checkpoint
+ * moves past the events it skipped. One statement.
+ */
+export async function readTypesFrom(db: Queryable, after: string | null, limit: number, types: readonly string[]): Promise<RecordedEvent[]> {
+  const { tx, pos } = decodePosition(after);
+  const { rows } = await db.query(
+    `with page as (
+       select ${EVENT_COLUMNS} from es_events
+       where (transaction_id, global_position) > ($1::xid8, $2::bigint)
+         and transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+         and type = any($4::text[])
+       order by transaction_id, global_position
+       limit $3)
+     select * from page
+     union all
+     select * from (
+       select global_position, transaction_id, null::text, null::bigint, null::uuid, '${CHECKPOINT_MARKER}', null::jsonb, null::jsonb, null::text, null::timestamptz
+       from es_events
+       where transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+         and (transaction_id, global_position) > ($1::xid8, $2::bigint)
+         and (select count(*) from page) < $3
+       order by transaction_id desc, global_position desc
+       limit 1) head
+     where not exists (select from page p where (p.transaction_id, p.global_position) = (head.transaction_id, head.global_position))`,
+    [tx, pos, limit, types],
+  );
+  return rows.map(toRecorded);
+}
+
+export async function createPostgresEventStore(pool: pg.Pool, url?: string, storeOptions: PostgresStoreOptions = {}): Promise<EventStore> {
   const connectionUrl = url ?? (pool.options as any).connectionString;
   const notifier = new Notifier(connectionUrl, 'es_appended');
   const subscriptions = new Set<{ stop(): Promise<void> }>();
@@ -138,7 +287,11 @@ export async function createPostgresEventStore(pool: pg.Pool, url?: string): Pro
   return {
     kind: 'postgres',
     async appendToStream(stream, events, expected) {
-      const result = await appendInTransaction(pool, stream, events, expected);
+      const { inline } = storeOptions;
+      const result =
+        inline && events.some((e) => inline.handles(e.type))
+          ? await appendWithInline(pool, stream, events, expected, inline)
+          : await appendInTransaction(pool, stream, events, expected);
       tail.appended(result.position); // this process's consumers: at once
       appended.signal(result.position); // every process's: by NOTIFY
       return result;
@@ -163,7 +316,8 @@ export async function createPostgresEventStore(pool: pg.Pool, url?: string): Pro
         handler,
         batchSize: options.batchSize ?? 500,
         onError: options.onError,
-        read: (cp, n) => readAllFrom(pool, cp, n),
+        // Behind the shared tail, a consumer reads only its own event types (and their JSON).
+        read: options.types ? (cp, n) => readTypesFrom(pool, cp, n, options.types!) : (cp, n) => readAllFrom(pool, cp, n),
         tail,
       });
       subscriptions.add(sub);

@@ -61,6 +61,14 @@ export interface Subscription {
 
 export interface SubscribeOptions {
   batchSize?: number;
+  /**
+   * The event types the handler reads. When the subscription reads the store
+   * itself (catching up, behind the process's shared tail) an adapter may
+   * return only these, plus, at the end of a short page, a `$checkpoint`
+   * event (no data) carrying the position the read covered, so the consumer
+   * moves past what it skips. Consumers must ignore types they do not handle.
+   */
+  types?: readonly string[];
   /** Called when the handler throws; the subscription stops after it. */
   onError?: (err: unknown) => void;
 }

@@ -11,12 +11,15 @@ import type { EventStore } from '../eventstore/types.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { ProjectionProgress } from './progress.ts';
 import type { Projector } from './projector.ts';
+import type { InlineApplied } from './inline.ts';
 import { ProjectionRunner } from './runner.ts';
 import type { Database } from '../db/schema.ts';
 
 /** What the wait needs of the process's runtime (src/runtime.ts provides it). */
 export interface CatchUpDeps {
   database: { db: Kysely<Database>; url: string };
+  /** Events this process applied inline, which its runners skip (inline.ts). */
+  inline?: { applied: InlineApplied } | null;
   store: EventStore;
   logger: Logger;
   progress: ProjectionProgress;
@@ -26,7 +29,7 @@ export interface CatchUpDeps {
 export async function catchUpProjections(rt: CatchUpDeps, position: string | null, timeoutMs = 30_000): Promise<boolean> {
   if (position === null || (await rt.progress.waitFor(position, 0))) return true;
   const runners = rt.projectors.map(
-    (p) => new ProjectionRunner({ db: rt.database.db, store: rt.store, url: rt.database.url, logger: rt.logger, progress: rt.progress }, p),
+    (p) => new ProjectionRunner({ db: rt.database.db, store: rt.store, url: rt.database.url, logger: rt.logger, progress: rt.progress, applied: rt.inline?.applied }, p),
   );
   runners.forEach((r) => r.start());
   try {

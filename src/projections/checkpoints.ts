@@ -14,10 +14,10 @@ export async function lockCheckpoint(trx: Transaction<Database>, name: string): 
 }
 
 /** Moves the checkpoint and tells waiters in every process (delivered on commit). */
-export async function moveCheckpoint(trx: Transaction<Database>, name: string, position: string): Promise<void> {
-  await sql`update projection_checkpoints set position = ${position}, updated_at = now(), failed_event_id = null, error = null
+export async function moveCheckpoint(trx: Transaction<Database>, name: string, position: string | null): Promise<void> {
+  await sql`update projection_checkpoints set position = ${position}, updated_at = clock_timestamp(), failed_event_id = null, error = null
             where name = ${name}`.execute(trx);
-  await sql`select pg_notify('projection_progress', ${`${name} ${position}`})`.execute(trx);
+  if (position !== null) await sql`select pg_notify('projection_progress', ${`${name} ${position}`})`.execute(trx);
 }
 
 export async function recordFailure(db: Kysely<Database>, name: string, eventId: string | null, error: string): Promise<void> {

@@ -12,7 +12,7 @@
  * replay of a busy year stays fast.
  *
  * Tables: invoices, invoice_lines, invoice_tax_breakdown,
- * invoice_status_counts (migrations 0006, 0010, 0013; types
+ * invoice_status_counts (migrations 0006, 0010, 0013, 0070; types
  * src/db/tables/invoices.ts). Read by src/queries/invoices.ts and
  * src/queries/invoice-rows.ts.
  */
@@ -119,9 +119,16 @@ const UPDATES = sql.raw(
 /**
  * One statement: the version-guarded upsert of the batch's newest snapshots,
  * and the per-status counts moved by what it changed (`before` reads the
- * statement's snapshot, so it sees the statuses as they were). Every
- * organization gets a row per status from its first invoice on (zeros
- * included), so the counts table is the same however events were batched.
+ * statement's snapshot, so it sees the statuses as they were).
+ *
+ * Counts are kept in 16 slots per organization and status (the invoice id's
+ * last byte mod 16; migration 0070): inline, this statement runs in the
+ * append's transaction and holds the count rows it updates until the commit
+ * has flushed, so one row per status would make an organization's writes
+ * commit one at a time. Only rows whose count changes are touched (a
+ * zero-sum change, like the finalization's lock, locks nothing). A slot gets
+ * a row per status, zeros included, with its first invoice, so the table is
+ * the same however events were batched (live, inline or rebuilt).
  * Returns the rows that moved, and whether each was there before.
  */
 async function upsertInvoices(trx: Transaction<Database>, latest: Latest[]): Promise<{ id: string; existed: boolean }[]> {
@@ -134,17 +141,19 @@ async function upsertInvoices(trx: Transaction<Database>, latest: Latest[]): Pro
     moved as (
       insert into invoices (${names}) select ${names} from input
       on conflict (id) do update set ${UPDATES} where invoices.version < excluded.version
-      returning id, organization_id, status),
+      returning id, organization_id, status, get_byte(uuid_send(id), 15) % 16 as slot),
     deltas as (
-      select organization_id, status, 1 as n from moved
+      select organization_id, status, slot, 1 as n, false as opens from moved
       union all
-      select m.organization_id, b.status, -1 from moved m join before b on b.id = m.id
+      select m.organization_id, b.status, m.slot, -1, false from moved m join before b on b.id = m.id
       union all
-      select distinct m.organization_id, s.status, 0 from moved m cross join unnest(${[...INVOICE_STATUSES]}::text[]) as s(status)),
+      select distinct m.organization_id, s.status, m.slot, 0, true from moved m cross join unnest(${[...INVOICE_STATUSES]}::text[]) as s(status)
+      where not exists (select from invoice_status_counts c where c.organization_id = m.organization_id and c.slot = m.slot)),
     counted as (
-      insert into invoice_status_counts (organization_id, status, invoices)
-      select organization_id, status, sum(n) from deltas group by 1, 2
-      on conflict (organization_id, status) do update set invoices = invoice_status_counts.invoices + excluded.invoices
+      insert into invoice_status_counts (organization_id, status, slot, invoices)
+      select organization_id, status, slot, sum(n) from deltas group by 1, 2, 3 having sum(n) <> 0 or bool_or(opens)
+      order by 1, 2, 3 -- rows locked in one order by every writer: concurrent writes cannot deadlock on them
+      on conflict (organization_id, status, slot) do update set invoices = invoice_status_counts.invoices + excluded.invoices
       where excluded.invoices <> 0)
     select m.id, exists (select from before b where b.id = m.id) as existed from moved m`.execute(trx);
   return moved;

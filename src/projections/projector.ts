@@ -15,4 +15,10 @@ export interface Projector {
   /** Its tables, all in the public schema (rebuild copies and swaps them). */
   tables: readonly string[];
   apply(events: RecordedEvent[], trx: Transaction<Database>): Promise<void>;
+  /**
+   * Inline: on the PostgreSQL event store, also applied inside the append's
+   * transaction (inline.ts), so writes answer from its rows without waiting.
+   * Set in src/read-models.ts for the read models writes answer from.
+   */
+  inline?: boolean;
 }

@@ -15,7 +15,7 @@ import type { Database } from '../db/schema.ts';
 
 const BATCH = 1000;
 
-async function applyInShadow(trx: Transaction<Database>, schema: string, projector: Projector, events: RecordedEvent[]) {
+export async function applyInShadow(trx: Transaction<Database>, schema: string, projector: Projector, events: RecordedEvent[]) {
   const handles = new Set(projector.handles);
   const mine = events.filter((e) => handles.has(e.type));
   if (mine.length === 0) return;
@@ -67,12 +67,18 @@ export async function rebuildProjection(db: Kysely<Database>, store: EventStore,
       // Shadow behind live: catch up to exactly the live position.
       const caughtUp = comparePositions(shadowAt, live) < 0 ? await replay(trx, store, schema, projector, shadowAt, live) : shadowAt;
       final = comparePositions(caughtUp, live) >= 0 ? caughtUp : live;
+      // Inline projections (inline.ts) write these tables in append transactions: hold them
+      // off for the copy (readers go on), so no row lands between the delete and the insert.
+      await sql`lock table ${sql.join(projector.tables.map((t) => sql.id('public', t)))} in exclusive mode`.execute(trx);
       for (const t of projector.tables) {
         await sql`delete from ${sql.id('public', t)}`.execute(trx);
         const res = await sql`insert into ${sql.id('public', t)} select * from ${sql.id(schema, t)}`.execute(trx);
         rows[t] = Number(res.numAffectedRows ?? 0);
       }
-      if (final !== null && final !== live) await moveCheckpoint(trx, projector.name, final);
+      // Always, even at the same position: rows that inline transactions wrote for events past
+      // the checkpoint were just replaced, and the runner must apply those events again (its
+      // compare-and-set includes updated_at, so it notices and restarts from here).
+      await moveCheckpoint(trx, projector.name, final);
     });
     return { projector: projector.name, position: final, rows };
   } finally {

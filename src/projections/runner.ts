@@ -30,6 +30,7 @@ import type { Projector } from './projector.ts';
 import { Alarm } from '../shared/alarm.ts';
 import { announcerFor, type ProgressAnnouncer } from './announcer.ts';
 import type { Database } from '../db/schema.ts';
+import type { InlineApplied } from './inline.ts';
 
 const FLUSH_MS = 500;
 
@@ -40,6 +41,12 @@ export interface RunnerDeps {
   logger: Logger;
   progress?: ProjectionProgress;
   batchSize?: number;
+  /**
+   * Events this process applied inline (inline.ts), for an inline projector:
+   * skipped here. Reset when a rebuild moved the checkpoint, since its swap
+   * may have replaced rows those events wrote.
+   */
+  applied?: InlineApplied;
 }
 
 export type RunnerState = 'standby' | 'running' | 'failed' | 'stopped';
@@ -66,6 +73,12 @@ export class ProjectionRunner {
   private checkpoint: string | null = null;
   /** The checkpoint as stored; a transaction that finds another one lost the projector to a rebuild. */
   private persisted: string | null = null;
+  /**
+   * The row's updated_at as this runner last wrote or read it (text, exact to
+   * the microsecond): a rebuild's swap always rewrites it, so the next
+   * compare-and-set notices a swap even when the position did not move.
+   */
+  private persistedAt: string | null = null;
   /** Checkpoint writes, one at a time (batches and the lazy flush). */
   private writes: Promise<unknown> = Promise.resolve();
   private flushTimer: NodeJS.Timeout | null = null;
@@ -153,14 +166,17 @@ export class ProjectionRunner {
     this.conn = conn;
     this.connDb = onConnection(conn);
     const name = this.projector.name;
-    const { rows } = await sql<{ position: string | null }>`select position from projection_checkpoints where name = ${name}`.execute(db);
+    const { rows } = await sql<{ position: string | null; at: string | null }>`
+      select position, updated_at::text as at from projection_checkpoints where name = ${name}`.execute(db);
     this.checkpoint = this.persisted = rows[0]?.position ?? null;
+    this.persistedAt = rows[0]?.at ?? null;
     this.deps.progress?.report(name, this.checkpoint);
     if (this.state !== 'failed') this.state = 'running';
     let finish: (why: 'stopped' | 'moved' | 'failed' | 'lost') => void = () => {};
     const ended = new Promise<'stopped' | 'moved' | 'failed' | 'lost'>((resolve) => (finish = resolve));
     const sub = store.subscribeToAll(this.checkpoint, (events) => this.handle(events), {
       batchSize: this.deps.batchSize ?? 500,
+      types: this.projector.handles,
       onError: (err) => {
         if (err instanceof CheckpointMoved) return finish('moved');
         // A batch that failed because a connection died (the lock's, or the pool's that read
@@ -181,6 +197,9 @@ export class ProjectionRunner {
     const stopWatch = setInterval(() => this.stopped && finish('stopped'), 50);
     const why = await ended;
     clearInterval(stopWatch);
+    // The swap of a rebuild may have replaced rows that events applied inline had written:
+    // apply everything from the stored checkpoint on (version guards make repeats harmless).
+    if (why === 'moved') this.deps.applied?.reset();
     await sub.stop();
     this.moved = null;
     // A pending lazy flush (a batch still running during stop() may have set one) belongs to
@@ -218,7 +237,8 @@ export class ProjectionRunner {
 
   private async applyBatch(events: RecordedEvent[]): Promise<void> {
     const last = events[events.length - 1].position;
-    const mine = events.filter((e) => this.handles.has(e.type));
+    const applied = this.projector.inline ? this.deps.applied : undefined;
+    const mine = events.filter((e) => this.handles.has(e.type) && !applied?.has(e.id));
     if (mine.length === 0) {
       this.advanced(last);
       this.flushTimer ??= setTimeout(() => void this.flush().catch(() => {}), FLUSH_MS);
@@ -267,11 +287,14 @@ export class ProjectionRunner {
         // Inside the try: should the update fail after BEGIN (a cancelled lock wait), the
         // rollback below must still end the transaction (a ROLLBACK without one only warns).
         const opened = (await conn.query(`begin; set local synchronous_commit to off;
-          update projection_checkpoints set position = ${literal(position)}, updated_at = now(), failed_event_id = null, error = null
-           where name = ${literal(name)} and position is not distinct from ${literal(this.persisted)}`)) as unknown as pg.QueryResult[];
+          update projection_checkpoints set position = ${literal(position)}, updated_at = clock_timestamp(), failed_event_id = null, error = null
+           where name = ${literal(name)} and position is not distinct from ${literal(this.persisted)}
+             and updated_at is not distinct from ${literal(this.persistedAt)}::timestamptz
+          returning updated_at::text as at`)) as unknown as pg.QueryResult[];
         if (opened[2].rowCount !== 1) throw new CheckpointMoved();
         if (events.length > 0) await this.projector.apply(events, this.connDb as unknown as Transaction<Database>);
         await conn.query('commit');
+        this.persistedAt = opened[2].rows[0].at;
       } catch (err) {
         await conn.query('rollback').catch(() => {});
         throw err;

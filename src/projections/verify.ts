@@ -12,10 +12,13 @@
  * 3. Compare the two by primary key in SQL; report every differing row
  *    (key, column, live value, rebuilt value), then drop the schema.
  */
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import type { EventStore } from '../eventstore/types.ts';
 import type { Projector } from './projector.ts';
-import { replay } from './rebuild.ts';
+import { applyInShadow, replay } from './rebuild.ts';
+import { decodePosition } from '../eventstore/position.ts';
+import { EVENT_COLUMNS, toRecorded } from '../eventstore/postgres.ts';
+import type { RecordedEvent } from '../eventstore/types.ts';
 import type { Database } from '../db/schema.ts';
 
 /** Differences listed per table (all are counted). */
@@ -53,13 +56,28 @@ function differingColumns(live: Record<string, unknown> | null, rebuilt: Record<
   return [...columns].filter((c) => JSON.stringify(live[c]) !== JSON.stringify(rebuilt[c]));
 }
 
+/**
+ * An inline projector's live rows also hold the events committed after its
+ * checkpoint (their append transactions wrote them): the events of its types
+ * visible in the copy's snapshot past the checkpoint, which the rebuilt side
+ * applies too, so both sides stand at the same point.
+ */
+async function visibleAfter(trx: Transaction<Database>, after: string | null, types: readonly string[]): Promise<RecordedEvent[]> {
+  const { tx, pos } = decodePosition(after);
+  const { rows } = await sql<any>`
+    select ${sql.raw(EVENT_COLUMNS)} from es_events
+    where (transaction_id, global_position) > (${tx}::xid8, ${pos}::bigint) and type = any(${[...types]}::text[])
+    order by transaction_id, global_position`.execute(trx);
+  return rows.map(toRecorded);
+}
+
 export async function verifyProjection(db: Kysely<Database>, store: EventStore, projector: Projector): Promise<VerifyProjectionResult> {
   const schema = `verify_${projector.name.replace(/[^a-z0-9_]/gi, '_')}`;
   const liveCopy = (t: string) => `live_${t}`;
   await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(db);
   await sql`create schema ${sql.id(schema)}`.execute(db);
   try {
-    const position = await db
+    const { position, inlineEvents } = await db
       .transaction()
       .setIsolationLevel('repeatable read')
       .execute(async (trx) => {
@@ -67,12 +85,14 @@ export async function verifyProjection(db: Kysely<Database>, store: EventStore, 
         for (const t of projector.tables) {
           await sql`create table ${sql.id(schema, liveCopy(t))} as select * from ${sql.id('public', t)}`.execute(trx);
         }
-        return rows[0]?.position ?? null;
+        const at = rows[0]?.position ?? null;
+        return { position: at, inlineEvents: projector.inline && store.kind === 'postgres' ? await visibleAfter(trx, at, projector.handles) : [] };
       });
     for (const t of projector.tables) {
       await sql`create table ${sql.id(schema, t)} (like ${sql.id('public', t)} including all)`.execute(db);
     }
     if (position !== null) await replay(db, store, schema, projector, null, position);
+    if (inlineEvents.length > 0) await db.transaction().execute((trx) => applyInShadow(trx, schema, projector, inlineEvents));
 
     const rows: Record<string, number> = {};
     const differences: Difference[] = [];

@@ -42,6 +42,15 @@ describe('API /organizations', function () {
       expect(read.body.data).to.deep.equal(org);
     });
 
+    it('ignores If-Match on a create (a new organization has no version to compare), as customers do, and keeps its ICE and slot', async function () {
+      const ice = randomIce();
+      const res = await call(url(), account.accountKey.secret, { method: 'POST', body: { legal_name: 'Atlas If-Match SARL', ice }, headers: { 'If-Match': '"3"' } });
+      expect(res.status, JSON.stringify(res.body)).to.equal(201);
+      expect(res.body.data.ice).to.equal(ice);
+      const again = await provision(server, account, { ice });
+      expectError(again, 400, 'VALIDATION_ERROR');
+    });
+
     it('rejects a bad body with VALIDATION_ERROR naming the fields, never a 500', async function () {
       const cases: [unknown, string[]][] = [
         [{}, ['legal_name']],

@@ -24,6 +24,8 @@ const repoRoot = path.resolve(import.meta.dirname, '../..');
 export class FaultServer {
   child: ChildProcess | null = null;
   output = '';
+  /** Extra environment of the next `start()` (e.g. SCHEDULER_CRON). */
+  env: Record<string, string> = {};
   pool!: pg.Pool;
   db!: Kysely<any>;
   url = '';
@@ -33,8 +35,9 @@ export class FaultServer {
   ) {}
 
   /** A new data directory, and the server started on it. */
-  static async create(): Promise<FaultServer> {
+  static async create(env: Record<string, string> = {}): Promise<FaultServer> {
     const s = new FaultServer(await mkdtemp(path.join(tmpdir(), 'invoicing-faults-')), await freePort());
+    s.env = env;
     await s.start();
     const state = JSON.parse(readFileSync(path.join(s.dataDir, 'embedded.json'), 'utf8')) as { port: number; password: string };
     s.url = `postgres://postgres:${encodeURIComponent(state.password)}@127.0.0.1:${state.port}/postgres`;
@@ -63,6 +66,7 @@ export class FaultServer {
         LOG_LEVEL: 'warn',
         SERVICE_MODE: 'test',
         DEMO_BOOTSTRAP: 'false',
+        ...this.env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

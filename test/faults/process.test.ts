@@ -6,15 +6,14 @@
  * interrupted finalizations are completed by the recovery worker, nothing
  * acknowledged is lost, numbers are 1..N, read models equal a rebuild.
  *
- * SIGKILL mid-tick of the recurring scheduler: the hook is below. The
- * scheduler is not part of this branch yet; once a worker with role
- * 'scheduler' is in processParts, the test runs the same kill loop while a
- * tick is generating invoices and checks, in addition, that every schedule
- * generated each due occurrence exactly once (fill in
- * `expectSchedulesGeneratedOnce` with the scheduler's own read model).
+ * The same for the recurring scheduler (docs/recurring.md): killed while a
+ * tick is generating and finalizing invoices, restarted; after, every due
+ * occurrence of every schedule has exactly one invoice dated on its run
+ * date, numbers are 1..N and read models equal a rebuild.
  */
 import { expect } from 'chai';
-import { processParts } from '../../src/main.ts';
+import { sql } from 'kysely';
+import { schedulesClientOf, dayFromToday, line } from '../schedules/support.ts';
 import { until } from '../support/wait.ts';
 import { FaultServer, provisionTenant, WriteLoad } from './harness.ts';
 import { expectGaplessNumbering, expectNothingAcknowledgedLost, expectProjectionsEqualRebuild, waitForNoPendingFinalization } from './invariants.ts';
@@ -26,7 +25,8 @@ describe('faults: the server is killed (SIGKILL) mid-work and restarted', functi
   let server: FaultServer;
 
   beforeEach(async () => {
-    server = await FaultServer.create();
+    // The scheduler's cron fires on 1 January only until a test says otherwise.
+    server = await FaultServer.create({ SCHEDULER_CRON: '0 0 1 1 *' });
   });
   afterEach(async function () {
     if (this.currentTest?.state === 'failed') console.log(`      server output (tail):\n${server.output.slice(-4000)}`);
@@ -56,13 +56,41 @@ describe('faults: the server is killed (SIGKILL) mid-work and restarted', functi
     await expectProjectionsEqualRebuild(server.db, server.pool, server.url);
   });
 
-  it('SIGKILL mid-tick of the recurring scheduler (hook: runs once the scheduler worker exists)', function () {
-    const scheduler = processParts.workers.find((w) => w.role === 'scheduler');
-    console.log(
-      scheduler
-        ? `      skipped: the scheduler worker (${scheduler.name}) exists but this test is not written yet: see the comment at the top of this file`
-        : '      skipped: no scheduler worker in processParts yet (the recurring schedules land separately)',
-    );
-    this.skip();
+  it(`SIGKILL mid-tick of the recurring scheduler ${KILLS} times: each due occurrence invoiced once, numbers 1..N, projections equal a rebuild`, async () => {
+    const api = schedulesClientOf(await provisionTenant(server));
+    const customer = await api.invoices.customer();
+    // Schedules are created while the scheduler is idle, so the restarted server's first ticks
+    // find all their occurrences due at once.
+    const schedules = 12;
+    const weeks = 8; // weekly from 8 weeks ago: 9 due runs each, all numbered (auto_finalize)
+    for (let i = 0; i < schedules; i++) await api.make(customer.id, { frequency: 'weekly', start_date: dayFromToday(-7 * weeks), auto_finalize: true, items: [line()] });
+    const expected = schedules * (weeks + 1);
+    const organizationId = api.invoices.tenant.organizationId;
+    const count = async (query: ReturnType<typeof sql<{ n: number }>>) => (await query.execute(server.db)).rows[0].n;
+    const numbered = () => count(sql<{ n: number }>`select count(*)::int as n from invoice_numbers where organization_id = ${organizationId}`);
+
+    await server.kill('SIGTERM');
+    server.env = { SCHEDULER_CRON: '* * * * * *' }; // every second
+    await server.start();
+    for (let kill = 0; kill < KILLS; kill++) {
+      // Numbers are taken in the tick's own transactions: more than before, fewer than all = mid-tick.
+      const threshold = Math.floor(((kill + 1) * expected) / (KILLS + 2));
+      await until(async () => (await numbered()) >= threshold, 120_000, `${threshold} occurrences numbered`, 10);
+      expect(await numbered(), 'killed before the tick finished').to.be.below(expected);
+      await server.kill('SIGKILL');
+      await server.start();
+    }
+    const runs = () => count(sql<{ n: number }>`
+      select count(*)::int as n from schedule_runs where organization_id = ${organizationId} and status = 'success' and invoice_number is not null`);
+    await until(async () => (await runs()) === expected, 240_000, `${expected} numbered runs`, 250);
+    await waitForNoPendingFinalization(server.db);
+    // One invoice per (schedule, occurrence), dated on its own run date, and no other.
+    const perRun = await count(sql<{ n: number }>`
+      select count(*)::int as n from schedule_runs r join invoices i on i.id = r.invoice_id and i.issue_date = r.run_date
+       where r.organization_id = ${organizationId}`);
+    expect(perRun).to.equal(expected);
+    expect(await count(sql<{ n: number }>`select count(*)::int as n from invoices where organization_id = ${organizationId}`)).to.equal(expected);
+    expect(await expectGaplessNumbering(server.db)).to.equal(expected);
+    await expectProjectionsEqualRebuild(server.db, server.pool, server.url);
   });
 });

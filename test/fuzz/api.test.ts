@@ -44,12 +44,20 @@ interface FuzzRequest {
 
 const WRITE = new Set(['post', 'patch', 'put', 'delete']);
 
+/** `schema` with every `$ref` to components.schemas replaced by its target (the document names its schemas). */
+function inlined(doc: any, schema: any): any {
+  if (Array.isArray(schema)) return schema.map((s) => inlined(doc, s));
+  if (schema === null || typeof schema !== 'object') return schema;
+  if (typeof schema.$ref === 'string') return inlined(doc, doc.components.schemas[schema.$ref.split('/').pop()]);
+  return Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, inlined(doc, v)]));
+}
+
 function operations(doc: any): Operation[] {
   const ops: Operation[] = [];
   for (const [path, item] of Object.entries<any>(doc.paths)) {
     for (const [method, op] of Object.entries<any>(item)) {
       const query = (op.parameters ?? []).filter((p: any) => p.in === 'query').map((p: any) => ({ name: p.name, schema: p.schema }));
-      const body = op.requestBody?.content?.['application/json']?.schema ?? null;
+      const body = inlined(doc, op.requestBody?.content?.['application/json']?.schema ?? null);
       ops.push({ method, path, query, body, accountRoute: path.startsWith('/organizations') });
     }
   }

@@ -45,14 +45,16 @@ async function numbersOf(t: TestDatabase, organizationId: string): Promise<strin
 
 const expected = (n: number) => Array.from({ length: n }, (_, i) => `INV-2026-${String(i + 1).padStart(6, '0')}`);
 
-describe('finalize under SIGKILL (server child process)', function () {
+// Both projection modes (docs/architecture.md "Inline projections"): rows written in the append's
+// transaction (the default on PostgreSQL), and every projector async (as with EventStoreDB).
+for (const inline of [true, false]) describe(`finalize under SIGKILL (server child process, ${inline ? 'inline' : 'async'} projections)`, function () {
   this.timeout(240_000);
   let t: TestDatabase;
   let server: ServerProcess;
 
   before(async () => {
     t = await freshDatabase();
-    server = new ServerProcess(t.url, await freePort());
+    server = new ServerProcess(t.url, await freePort(), { INLINE_PROJECTIONS: String(inline) });
   });
   afterEach(function () {
     // The server's own account of what went wrong (its log) beside the assertion.

@@ -10,7 +10,7 @@ import { until } from './wait.ts';
 export class ServerProcess {
   child: ChildProcess | null = null;
   output = '';
-  constructor(private readonly databaseUrl: string, readonly port: number) {}
+  constructor(private readonly databaseUrl: string, readonly port: number, private readonly env: Record<string, string> = {}) {}
 
   get root(): string {
     return `http://127.0.0.1:${this.port}`;
@@ -18,7 +18,7 @@ export class ServerProcess {
 
   async start(): Promise<void> {
     this.child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      env: { ...process.env, DATABASE_URL: this.databaseUrl, PORT: String(this.port), LOG_LEVEL: 'warn', SERVICE_MODE: 'test' },
+      env: { ...process.env, DATABASE_URL: this.databaseUrl, PORT: String(this.port), LOG_LEVEL: 'warn', SERVICE_MODE: 'test', ...this.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child.stdout!.on('data', (d) => (this.output += d));

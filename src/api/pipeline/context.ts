@@ -12,15 +12,22 @@ import type { ApiKeyInfo, RequestContext } from '../route.ts';
 const CORRELATION = /^[\w.:-]{1,128}$/;
 
 /**
- * If-Match as a stream revision. ETags are `"<version>"`; we also accept the
- * bare number and a W/ prefix (clients and proxies are loose about both).
- * `*` (any version) is the same as no precondition.
+ * If-Match as a stream revision. ETags are strong, `"<version>"`; we also
+ * accept the bare number (clients are loose about quotes). `*` (any version)
+ * is the same as no precondition. A weak tag (`W/"3"`) is refused with
+ * VALIDATION_ERROR: If-Match uses the strong comparison (RFC 9110, 13.1.1),
+ * under which a weak tag never matches, so the write could never succeed
+ * with it, and a 409 would send the client to re-read and fail again
+ * (docs/api-decisions.md "Beyond the reference", ETag and If-Match).
  */
 export function parseIfMatch(header: string | undefined): number | undefined {
   if (header === undefined) return undefined;
   const value = header.trim();
   if (value === '*' || value === '') return undefined;
-  const m = /^(?:W\/)?"?(\d{1,15})"?$/.exec(value);
+  if (/^W\//i.test(value)) {
+    throw validationError([{ field: 'If-Match', message: 'must be a strong ETag such as "3": a weak ETag (W/...) never matches (RFC 9110 strong comparison)' }]);
+  }
+  const m = /^"?(\d{1,15})"?$/.exec(value);
   if (!m) throw validationError([{ field: 'If-Match', message: 'must be an ETag of this API, e.g. "3"' }]);
   return Number(m[1]);
 }

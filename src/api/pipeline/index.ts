@@ -17,7 +17,8 @@ import { begin, finish, fingerprint, idempotencyKeyOf, purgeExpired, release } f
 import { enforceRateLimit, rateLimitOf, setRateLimitHeaders } from './ratelimit.ts';
 import { renderError, renderReply, send, type Rendered } from './reply.ts';
 import { UnauthenticatedLimiter } from './unauthenticated.ts';
-import { compileValidator } from './validate.ts';
+import { compileValidator, refusal } from './validate.ts';
+import { linkHeader, withLocation } from './links.ts';
 
 const PURGE_EVERY = 1000; // idempotent requests between two purges of expired keys
 
@@ -27,6 +28,7 @@ export function mountRoutes(router: Router, rt: Runtime, specs: readonly RouteSp
   for (const spec of specs) {
     const validate = compileValidator(spec); // at start-up: a bad schema fails early
     router[spec.method](spec.path, async (req: Request, res: Response, next: NextFunction) => {
+      res.locals.route = `${req.baseUrl}${spec.path}`; // the route template of the access log and metrics (src/api/access-log.ts)
       try {
         unauthenticated.check(req, res);
         const principal = await authenticate(rt, req).catch((err) => {
@@ -38,18 +40,25 @@ export function mountRoutes(router: Router, rt: Runtime, specs: readonly RouteSp
         setRateLimitHeaders(res, rate);
         const organizationId = await authorize(rt, req, spec, principal);
         enforceRateLimit(res, rate);
-        const input = validate(req);
+        const checked = validate(req);
+        if (checked.errors.length) throw await refusal(spec, checked, { rt, organizationId });
+        const input = checked.input;
         const idemKey = idempotencyKeyOf(req);
         const ctx = createContext(rt, req, res, principal.key, organizationId);
         const run = async (): Promise<Rendered> => {
           try {
-            return renderReply(await spec.handler(ctx, input));
+            return withLocation(spec, req.baseUrl, renderReply(await spec.handler(ctx, input)));
           } catch (err) {
             if (err instanceof DomainError && err.status < 500) return renderError(err);
             throw err;
           }
         };
-        if (idemKey === null) return send(res, await run());
+        if (idemKey === null) {
+          const rendered = await run();
+          const link = linkHeader(req, rendered);
+          if (link) res.setHeader('Link', link);
+          return send(res, rendered);
+        }
 
         const db = rt.database.db;
         if (++idempotentRequests % PURGE_EVERY === 0) purgeExpired(db).catch(() => {});

@@ -4,6 +4,7 @@
  * `additionalProperties: false`, so an unknown or misspelt field is a
  * VALIDATION_ERROR instead of being silently dropped (docs/api-decisions.md "Errors").
  */
+import { named, nameOf } from '../openapi-named.ts';
 import type { JsonSchema, RouteSpec } from '../route.ts';
 
 const COMPOSITE = ['anyOf', 'oneOf', 'allOf'] as const;
@@ -28,7 +29,8 @@ export function closeObjects(schema: JsonSchema): JsonSchema {
   for (const k of COMPOSITE) {
     if (Array.isArray(out[k]) && k !== 'allOf') out[k] = (out[k] as JsonSchema[]).map(closeObjects);
   }
-  return out;
+  const name = nameOf(schema); // the closed copy is what OpenAPI shows under that name
+  return name ? named(name, out) : out;
 }
 
 const EMPTY_OBJECT: JsonSchema = { type: 'object', properties: {}, additionalProperties: false };

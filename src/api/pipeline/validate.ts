@@ -9,10 +9,11 @@ import type { Request } from 'express';
 import _Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import _addFormats from 'ajv-formats';
 import { isUuid } from '../../shared/ids.ts';
-import { notFound, validationError, type FieldError } from '../../shared/errors.ts';
+import { notFound, validationError, type DomainError, type FieldError } from '../../shared/errors.ts';
+import { parseIfMatch } from './context.ts';
 import { unstorableFields } from './storable.ts';
 import { parseJsonBody } from '../body.ts';
-import type { JsonSchema, RouteSpec } from '../route.ts';
+import type { BodyCheck, JsonSchema, RouteSpec } from '../route.ts';
 import { bodySchema, isIdParam, pathParams, querySchema } from './schema.ts';
 
 const Ajv2020 = _Ajv2020 as unknown as typeof _Ajv2020.default;
@@ -123,8 +124,16 @@ function nonDecimal(query: Record<string, unknown>, numeric: Map<string, RegExp>
   return errors;
 }
 
+export interface Validated {
+  input: { body: unknown; query: Record<string, unknown>; params: Record<string, string> };
+  /** Every problem the schemas found in the query, the body and the If-Match header (empty: valid). */
+  errors: FieldError[];
+  /** The parsed body as sent (undefined when there was none), for RouteSpec.check. */
+  sent: unknown;
+}
+
 export interface RouteValidator {
-  (req: Request): { body: unknown; query: Record<string, unknown>; params: Record<string, string> };
+  (req: Request): Validated;
 }
 
 export function compileValidator(spec: RouteSpec): RouteValidator {
@@ -144,13 +153,42 @@ export function compileValidator(spec: RouteSpec): RouteValidator {
     const badForm = new Set(errors.map((e) => e.field));
     if (!query(q)) errors.push(...fieldErrors(query.errors ?? [], 'query').filter((e) => !badForm.has(e.field)));
     if (!body(value)) errors.push(...fieldErrors(body.errors ?? [], 'body'));
+    errors.push(...ifMatchErrors(req.header('if-match')));
     // After ajv, so query numbers are checked once coerced.
     if (errors.length === 0) {
       for (const [root, v] of [['query', q], ['body', value]] as const) {
         for (const bad of unstorableFields(v)) errors.push({ field: bad.field === 'body' ? root : bad.field, message: bad.message });
       }
     }
-    if (errors.length) throw validationError(errors);
-    return { body: parsed === undefined && !spec.body ? undefined : value, query: q, params: { ...params } };
+    return { input: { body: parsed === undefined && !spec.body ? undefined : value, query: q, params: { ...params } }, errors, sent: parsed };
   };
+}
+
+function ifMatchErrors(header: string | undefined): FieldError[] {
+  try {
+    parseIfMatch(header);
+    return [];
+  } catch (err) {
+    return ((err as DomainError).details as { fields?: FieldError[] } | undefined)?.fields ?? [];
+  }
+}
+
+/**
+ * The answer to a request the schemas refused: their errors plus the
+ * route's domain rules on the body (RouteSpec.check), one message per field,
+ * so a client fixes everything in one round trip. Without this, a shape
+ * error (an empty description) stopped the request before the decider's
+ * rules (a quantity of 0, an unknown currency or customer) were ever read.
+ */
+export async function refusal(spec: RouteSpec, checked: Validated, ctx: Parameters<BodyCheck>[0]): Promise<DomainError> {
+  const errors = [...checked.errors];
+  const sent = checked.sent;
+  if (spec.check && sent !== null && typeof sent === 'object' && !Array.isArray(sent)) {
+    const seen = new Set(errors.map((e) => e.field));
+    for (const e of await spec.check(ctx, sent)) {
+      if (!seen.has(e.field)) errors.push(e);
+      seen.add(e.field);
+    }
+  }
+  return validationError(errors.slice(0, 100));
 }

@@ -11,6 +11,7 @@
 import { CUSTOMER_STATUSES, CUSTOMER_TYPES } from '../../commands/customer/events.ts';
 import { CUSTOMER_LIMITS } from '../../commands/customer/validate.ts';
 import type { JsonSchema } from '../route.ts';
+import { named, representation } from '../openapi-named.ts';
 import { pagingQuery } from './paging.ts';
 
 const text = (max: number, description?: string): JsonSchema => ({
@@ -26,7 +27,7 @@ const ice: JsonSchema = {
   example: '001234567000089',
 };
 
-const address: JsonSchema = {
+const address: JsonSchema = named('AddressInput', {
   type: ['object', 'null'],
   description: 'Sent as one object; on update it replaces the whole address.',
   properties: {
@@ -35,7 +36,7 @@ const address: JsonSchema = {
     postal_code: text(CUSTOMER_LIMITS.postal_code),
     country: text(2, 'ISO 3166-1 alpha-2 code, default MA.'),
   },
-};
+});
 
 const tags: JsonSchema = {
   type: ['array', 'null'],
@@ -59,7 +60,7 @@ const common = {
   tags,
 };
 
-export const createCustomerBody: JsonSchema = {
+export const createCustomerBody: JsonSchema = named('CreateCustomerRequest', {
   type: 'object',
   required: ['name', 'type'],
   properties: {
@@ -67,16 +68,16 @@ export const createCustomerBody: JsonSchema = {
     legal_name: text(CUSTOMER_LIMITS.legal_name, 'Create only.'),
     rc: text(CUSTOMER_LIMITS.rc, 'Registre de commerce number. Create only.'),
   },
-};
+});
 
 /** Partial: send only what changes; null clears an optional field. legal_name and rc are create-only. */
-export const updateCustomerBody: JsonSchema = {
+export const updateCustomerBody: JsonSchema = named('UpdateCustomerRequest', {
   type: 'object',
   properties: {
     ...common,
     status: { type: 'string', enum: [...CUSTOMER_STATUSES], description: 'active unarchives an archived customer.' },
   },
-};
+});
 
 export const listCustomersQuery: JsonSchema = {
   type: 'object',
@@ -96,28 +97,30 @@ export const listCustomersQuery: JsonSchema = {
 const nullableString = { type: ['string', 'null'] };
 const datetime = { type: 'string', format: 'date-time' };
 
-/** The customer representation (docs/api-decisions.md "Representations"), for OpenAPI. */
-export const customerSchema: JsonSchema = {
-  type: 'object',
-  properties: {
-    id: { type: 'string', format: 'uuid' },
-    name: { type: 'string' },
-    type,
-    ice: nullableString,
-    legal_name: nullableString,
-    rc: nullableString,
-    email: nullableString,
-    phone: nullableString,
-    address: {
-      type: 'object',
-      properties: { street: nullableString, city: nullableString, postal_code: nullableString, country: { type: 'string' } },
-    },
-    notes: nullableString,
-    tags: { type: 'array', items: { type: 'string' } },
-    status: { type: 'string', enum: [...CUSTOMER_STATUSES] },
-    archived_at: { type: ['string', 'null'], format: 'date-time' },
-    created_at: datetime,
-    updated_at: datetime,
-    version: { type: 'integer', description: 'Also sent as the ETag.' },
-  },
-};
+/** A customer's postal address as the API shows it. */
+export const addressSchema: JsonSchema = named('Address', representation({
+  street: nullableString,
+  city: nullableString,
+  postal_code: nullableString,
+  country: { type: 'string', description: 'ISO 3166-1 alpha-2 code.', example: 'MA' },
+}));
+
+/** The customer representation (docs/api-decisions.md "Representations"), for OpenAPI; also the data of customer.* webhooks. */
+export const customerSchema: JsonSchema = named('Customer', representation({
+  id: { type: 'string', format: 'uuid' },
+  name: { type: 'string' },
+  type,
+  ice: nullableString,
+  legal_name: nullableString,
+  rc: nullableString,
+  email: nullableString,
+  phone: nullableString,
+  address: addressSchema,
+  notes: nullableString,
+  tags: { type: 'array', items: { type: 'string' } },
+  status: { type: 'string', enum: [...CUSTOMER_STATUSES] },
+  archived_at: { type: ['string', 'null'], format: 'date-time' },
+  created_at: datetime,
+  updated_at: datetime,
+  version: { type: 'integer', description: 'Also sent as the ETag.' },
+}));

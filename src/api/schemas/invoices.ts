@@ -10,7 +10,10 @@ import { INVOICE_STATUSES } from '../../commands/invoice/events.ts';
 import { MAX_DESCRIPTION, MAX_LINES } from '../../commands/invoice/lines.ts';
 import { INVOICE_LIMITS } from '../../commands/invoice/validate.ts';
 import type { JsonSchema } from '../route.ts';
+import { named, representation } from '../openapi-named.ts';
+import { addressSchema } from './customers.ts';
 import { pagingQuery } from './paging.ts';
+import { CUSTOMER_TYPES } from '../../commands/customer/events.ts';
 
 const text = (max: number, description?: string): JsonSchema => ({
   type: ['string', 'null'],
@@ -23,7 +26,7 @@ const decimalInput = (description: string): JsonSchema => ({
   description: `${description} A JSON number or a numeric string; echoed as a decimal string.`,
 });
 
-const line: JsonSchema = {
+const line: JsonSchema = named('InvoiceLineInput', {
   type: 'object',
   required: ['description', 'quantity', 'unit_price'],
   properties: {
@@ -32,7 +35,7 @@ const line: JsonSchema = {
     unit_price: decimalInput('At least 0, at most 4 decimals.'),
     tax_rate: { ...decimalInput('Percent, 0 to 100, at most 2 decimals; default 20.'), type: ['number', 'string', 'null'] },
   },
-};
+});
 
 const items: JsonSchema = { type: 'array', maxItems: MAX_LINES, items: line, description: 'On PATCH, replaces every line.' };
 /** Years 1000..9999: the number format INV-YYYY-NNNNNN has four digits for the year. */
@@ -54,29 +57,29 @@ const editable = {
   items,
 };
 
-export const createInvoiceBody: JsonSchema = {
+export const createInvoiceBody: JsonSchema = named('CreateInvoiceRequest', {
   type: 'object',
   required: ['customer_id', 'issue_date', 'items'],
   properties: { ...editable, internal_notes: text(INVOICE_LIMITS.internal_notes, 'Never shown to the customer. Create only.') },
-};
+});
 
 /** Partial: send only what changes; null clears due_date, payment_terms, notes. */
-export const updateInvoiceBody: JsonSchema = { type: 'object', properties: editable };
+export const updateInvoiceBody: JsonSchema = named('UpdateInvoiceRequest', { type: 'object', properties: editable });
 
-export const payInvoiceBody: JsonSchema = {
+export const payInvoiceBody: JsonSchema = named('PayInvoiceRequest', {
   type: 'object',
   properties: {
-    paid_at: { type: ['string', 'null'], description: 'ISO 8601 datetime with a time zone; default now.' },
+    paid_at: { type: ['string', 'null'], description: 'ISO 8601 datetime with a time zone, at most 5 minutes in the future; default now.', example: '2026-11-22T13:05:00.000Z' },
     payment_method: text(INVOICE_LIMITS.payment_method),
     payment_reference: text(INVOICE_LIMITS.payment_reference),
   },
-};
+});
 
-export const voidInvoiceBody: JsonSchema = {
+export const voidInvoiceBody: JsonSchema = named('VoidInvoiceRequest', {
   type: 'object',
   required: ['reason'],
   properties: { reason: { type: 'string', maxLength: INVOICE_LIMITS.void_reason, description: '1 to 500 characters.' } },
-};
+});
 
 export const listInvoicesQuery: JsonSchema = {
   type: 'object',
@@ -95,62 +98,73 @@ const nullableString = { type: ['string', 'null'] };
 const nullableDatetime = { type: ['string', 'null'], format: 'date-time' };
 const amount = { type: 'string', description: 'Decimal string with the currency\'s minor units.', example: '1200.00' };
 
-/** The invoice representation (docs/api-decisions.md "Representations"), for OpenAPI. */
-export const invoiceSchema: JsonSchema = {
-  type: 'object',
-  properties: {
-    id: { type: 'string', format: 'uuid' },
-    invoice_number: { type: ['string', 'null'], example: 'INV-2026-000001', description: 'Assigned at finalize.' },
-    status: { type: 'string', enum: [...INVOICE_STATUSES] },
-    customer_id: { type: 'string', format: 'uuid' },
-    customer_name: str,
-    currency: str,
-    issue_date: date,
-    due_date: { type: ['string', 'null'], format: 'date' },
-    payment_terms: nullableString,
-    notes: nullableString,
-    internal_notes: nullableString,
-    items: {
-      type: 'array',
-      items: {
-        type: 'object',
-        properties: { position: { type: 'integer' }, description: str, quantity: str, unit_price: str, tax_rate: str, total: amount },
-      },
-    },
-    subtotal: amount,
-    total_tax: amount,
-    total: amount,
-    tax_breakdown: {
-      type: 'array',
-      description: 'One entry per rate, rate descending.',
-      items: { type: 'object', properties: { rate: str, taxable_amount: amount, tax_amount: amount } },
-    },
-    amount_due: amount,
-    finalized_at: nullableDatetime,
-    sent_at: nullableDatetime,
-    paid_at: nullableDatetime,
-    payment_method: nullableString,
-    payment_reference: nullableString,
-    voided_at: nullableDatetime,
-    void_reason: nullableString,
-    created_at: { type: 'string', format: 'date-time' },
-    updated_at: { type: 'string', format: 'date-time' },
-    version: { type: 'integer', description: 'The invoice stream revision; also sent as the ETag.' },
-  },
-};
+export const invoiceLineSchema: JsonSchema = named('InvoiceLine', representation({
+  position: { type: 'integer', description: '1-based.' },
+  description: str,
+  quantity: { ...str, description: 'Decimal string.' },
+  unit_price: { ...str, description: 'Decimal string.' },
+  tax_rate: { ...str, description: 'Percent, decimal string.' },
+  total: { ...amount, description: 'quantity x unit_price (HT), rounded half up to the currency\'s minor unit.' },
+}));
+
+export const taxBreakdownSchema: JsonSchema = named('TaxBreakdownEntry', representation({ rate: str, taxable_amount: amount, tax_amount: amount }));
+
+/** The invoice representation (docs/api-decisions.md "Representations"): list items and webhook snapshots. */
+export const invoiceSchema: JsonSchema = named('Invoice', representation({
+  id: { type: 'string', format: 'uuid' },
+  invoice_number: { type: ['string', 'null'], example: 'INV-2026-000001', description: 'Assigned at finalize.' },
+  status: { type: 'string', enum: [...INVOICE_STATUSES] },
+  customer_id: { type: 'string', format: 'uuid' },
+  customer_name: str,
+  currency: str,
+  issue_date: { type: 'string', format: 'date' },
+  due_date: { type: ['string', 'null'], format: 'date' },
+  payment_terms: nullableString,
+  notes: nullableString,
+  internal_notes: nullableString,
+  items: { type: 'array', items: invoiceLineSchema },
+  subtotal: amount,
+  total_tax: amount,
+  total: amount,
+  tax_breakdown: { type: 'array', description: 'One entry per rate, rate descending.', items: taxBreakdownSchema },
+  amount_due: amount,
+  finalized_at: nullableDatetime,
+  sent_at: nullableDatetime,
+  paid_at: nullableDatetime,
+  payment_method: nullableString,
+  payment_reference: nullableString,
+  voided_at: nullableDatetime,
+  void_reason: nullableString,
+  created_at: { type: 'string', format: 'date-time' },
+  updated_at: { type: 'string', format: 'date-time' },
+  version: { type: 'integer', description: 'The invoice stream revision; also sent as the ETag.' },
+}));
+
+/** The customer embedded in a single invoice read: as it is now for a draft, as frozen at finalize once issued. */
+export const invoiceCustomerSchema: JsonSchema = named('InvoiceCustomer', representation({
+  id: { type: 'string', format: 'uuid' },
+  name: str,
+  type: { type: 'string', enum: [...CUSTOMER_TYPES] },
+  ice: nullableString,
+  email: nullableString,
+  phone: nullableString,
+  address: addressSchema,
+}));
+
+/** A single read (and every write's answer): the invoice with its `customer`. */
+export const invoiceWithCustomerSchema: JsonSchema = named('InvoiceWithCustomer', {
+  allOf: [invoiceSchema, { type: 'object', required: ['customer'], properties: { customer: invoiceCustomerSchema } }],
+});
 
 /** GET /invoices/{id}/events: one entry of the history. */
-export const invoiceEventSchema: JsonSchema = {
-  type: 'object',
-  properties: {
-    id: { type: 'string', format: 'uuid' },
-    type: { type: 'string', example: 'invoice.finalized' },
-    revision: { type: 'integer' },
-    occurred_at: { type: 'string', format: 'date-time' },
-    actor: { type: 'string', description: 'The API key id, or "system" (recovery, scheduler).' },
-    data: { type: 'object', description: 'The event data: the invoice as of this event, plus its own facts.' },
-  },
-};
+export const invoiceEventSchema: JsonSchema = named('InvoiceEvent', representation({
+  id: { type: 'string', format: 'uuid' },
+  type: { type: 'string', example: 'invoice.finalized' },
+  revision: { type: 'integer' },
+  occurred_at: { type: 'string', format: 'date-time' },
+  actor: { type: 'string', description: 'The API key id, or "system" (recovery, scheduler).' },
+  data: { type: 'object', additionalProperties: true, description: 'The event data as stored: the invoice as of this event, plus the facts of that event.' },
+}));
 
 /** The line object of invoices, reused by recurring schedules' item templates. */
 export { line as lineInputSchema };

@@ -5,6 +5,7 @@
  * domain rules, so every client, the CLI included, gets the same messages.
  */
 import type { JsonSchema } from '../route.ts';
+import { named, representation } from '../openapi-named.ts';
 import { pagingQuery } from './paging.ts';
 
 const text = (description: string): JsonSchema => ({ type: ['string', 'null'], description });
@@ -31,13 +32,13 @@ const ADDRESS: JsonSchema = {
 };
 
 /** PATCH /organization: any subset; null clears an optional field; billing_address replaces the whole address. */
-export const organizationPatchBody: JsonSchema = {
+export const organizationPatchBody: JsonSchema = named('UpdateOrganizationRequest', {
   type: 'object',
   properties: { ...PROFILE, billing_address: { ...ADDRESS, type: ['object', 'null'] } },
-};
+});
 
 /** POST /organizations: the reference's flat address fields, stored as billing_address. */
-export const organizationCreateBody: JsonSchema = {
+export const organizationCreateBody: JsonSchema = named('CreateOrganizationRequest', {
   type: 'object',
   required: ['legal_name'],
   properties: {
@@ -47,49 +48,46 @@ export const organizationCreateBody: JsonSchema = {
     address_postal_code: text('Stored as billing_address.postal_code.'),
     address_country: text('Stored as billing_address.country (default MA).'),
   },
-};
+});
 
 export const organizationListQuery: JsonSchema = {
   type: 'object',
   properties: {
     ...pagingQuery,
-    order: { enum: ['asc', 'desc'], default: 'desc', description: 'By creation time.' },
+    order: { type: 'string', enum: ['asc', 'desc'], default: 'desc', description: 'By creation time.' },
     include_archived: { type: 'boolean', default: false, description: 'Include archived organizations.' },
   },
 };
 
 const nullable = (type: string) => ({ type: [type, 'null'] });
 
-export const organizationResponse: JsonSchema = {
-  type: 'object',
-  properties: {
-    id: { type: 'string', format: 'uuid' },
-    legal_name: { type: 'string' },
-    ice: nullable('string'), rc: nullable('string'), if_number: nullable('string'), vat_number: nullable('string'),
-    phone: nullable('string'), email: nullable('string'), website: nullable('string'),
-    billing_address: ADDRESS,
-    subscription: {
-      type: 'object',
-      properties: {
-        plan: { enum: ['starter', 'professional', 'fiduciaire'] },
-        status: { enum: ['active', 'expired'] },
-        current_period_end: { ...nullable('string'), format: 'date' },
-      },
-    },
-    api_quotas: {
-      type: 'object',
-      description: 'A null limit is unlimited.',
-      properties: {
-        requests_per_minute: { type: 'integer' },
-        api_keys_limit: nullable('integer'),
-        api_keys_used: { type: 'integer' },
-        recurring_schedules_limit: nullable('integer'),
-        recurring_schedules_used: { type: 'integer' },
-      },
-    },
-    archived: { type: 'boolean' },
-    archived_at: { ...nullable('string'), format: 'date-time' },
-    created_at: { type: 'string', format: 'date-time' },
-    updated_at: { type: 'string', format: 'date-time' },
-  },
-};
+export const billingAddressSchema: JsonSchema = named('BillingAddress', representation({
+  street: nullable('string'),
+  city: nullable('string'),
+  postal_code: nullable('string'),
+  country: { ...nullable('string'), description: 'ISO 3166-1 alpha-2 code, default MA.' },
+}));
+
+export const organizationResponse: JsonSchema = named('Organization', representation({
+  id: { type: 'string', format: 'uuid' },
+  legal_name: { type: 'string' },
+  ice: nullable('string'), rc: nullable('string'), if_number: nullable('string'), vat_number: nullable('string'),
+  phone: nullable('string'), email: nullable('string'), website: nullable('string'),
+  billing_address: billingAddressSchema,
+  subscription: named('Subscription', representation({
+    plan: { type: 'string', enum: ['starter', 'professional', 'fiduciaire'] },
+    status: { type: 'string', enum: ['active', 'expired'] },
+    current_period_end: { ...nullable('string'), format: 'date' },
+  })),
+  api_quotas: named('ApiQuotas', representation({
+    requests_per_minute: { type: 'integer' },
+    api_keys_limit: nullable('integer'),
+    api_keys_used: { type: 'integer' },
+    recurring_schedules_limit: nullable('integer'),
+    recurring_schedules_used: { type: 'integer' },
+  }, { description: 'A null limit is unlimited.' })),
+  archived: { type: 'boolean' },
+  archived_at: { ...nullable('string'), format: 'date-time' },
+  created_at: { type: 'string', format: 'date-time' },
+  updated_at: { type: 'string', format: 'date-time' },
+}));

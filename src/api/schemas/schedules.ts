@@ -12,6 +12,7 @@ import { SCHEDULE_LIMITS } from '../../commands/schedule/validate.ts';
 import { MAX_LINES } from '../../commands/invoice/lines.ts';
 import type { JsonSchema } from '../route.ts';
 import { lineInputSchema } from './invoices.ts';
+import { named, representation } from '../openapi-named.ts';
 import { pagingQuery } from './paging.ts';
 
 const date: JsonSchema = { type: 'string', format: 'date', pattern: '^[1-9]' };
@@ -45,7 +46,7 @@ const calendar = {
   items,
 };
 
-export const createScheduleBody: JsonSchema = {
+export const createScheduleBody: JsonSchema = named('CreateScheduleRequest', {
   type: 'object',
   required: ['customer_id', 'frequency', 'start_date', 'items'],
   properties: {
@@ -54,17 +55,17 @@ export const createScheduleBody: JsonSchema = {
     currency: { type: 'string', pattern: '^[A-Z]{3}$', description: 'ISO 4217 code, default MAD.' },
     ...calendar,
   },
-};
+});
 
 /** PUT: every field optional; a change of frequency, interval or day re-anchors the run dates at the current next run date. */
-export const updateScheduleBody: JsonSchema = { type: 'object', properties: calendar };
+export const updateScheduleBody: JsonSchema = named('UpdateScheduleRequest', { type: 'object', properties: calendar });
 
-export const generateScheduleBody: JsonSchema = {
+export const generateScheduleBody: JsonSchema = named('GenerateInvoiceRequest', {
   type: 'object',
   properties: { issue_date: { ...date, description: 'Issue date of the invoice; default today (Africa/Casablanca).' } },
-};
+});
 
-export const resumeScheduleBody: JsonSchema = {
+export const resumeScheduleBody: JsonSchema = named('ResumeScheduleRequest', {
   type: 'object',
   properties: {
     next_run_date: {
@@ -72,7 +73,7 @@ export const resumeScheduleBody: JsonSchema = {
       description: 'Re-anchors the schedule: the next run falls on it and later runs follow from it. Today or later; day 1..28 for monthly to yearly schedules. Without it, the schedule continues from the next matching date on or after today.',
     },
   },
-};
+});
 
 export const listSchedulesQuery: JsonSchema = {
   type: 'object',
@@ -94,50 +95,60 @@ export const historyQuery: JsonSchema = {
 const nullableString = { type: ['string', 'null'] };
 const datetime = { type: 'string', format: 'date-time' };
 
-export const historyEntrySchema: JsonSchema = {
-  type: 'object',
-  properties: {
-    id: { type: 'string', format: 'uuid' },
-    run_date: { type: 'string', format: 'date', description: 'The occurrence this run consumed.' },
-    invoice_id: { type: ['string', 'null'], format: 'uuid' },
-    invoice_number: { ...nullableString, description: 'Null when the invoice was left as a draft, or the run failed.' },
-    status: { type: 'string', enum: ['success', 'failed'] },
-    error: { type: ['object', 'null'], properties: { code: { type: 'string' }, message: { type: 'string' } } },
-    created_at: datetime,
-  },
-};
+export const historyEntrySchema: JsonSchema = named('ScheduleRun', representation({
+  id: { type: 'string', format: 'uuid' },
+  run_date: { type: 'string', format: 'date', description: 'The occurrence this run consumed.' },
+  invoice_id: { type: ['string', 'null'], format: 'uuid' },
+  invoice_number: { ...nullableString, description: 'Null when the invoice was left as a draft, or the run failed.' },
+  status: { type: 'string', enum: ['success', 'failed'] },
+  error: representation({ code: { type: 'string' }, message: { type: 'string' } }, { nullable: true, description: 'Why the run failed (null when it succeeded).' }),
+  created_at: datetime,
+}));
 
-/** The schedule representation (docs/recurring.md); single reads add upcoming_run_dates and history. */
-export const scheduleSchema: JsonSchema = {
-  type: 'object',
-  properties: {
-    id: { type: 'string', format: 'uuid' },
-    name: nullableString,
-    customer_id: { type: 'string', format: 'uuid' },
-    frequency,
-    interval_count: { type: 'integer' },
-    day_of_month: { type: ['integer', 'null'] },
-    day_of_week: { type: ['integer', 'null'] },
-    start_date: { type: 'string', format: 'date' },
-    end_date: { type: ['string', 'null'], format: 'date' },
-    max_occurrences: { type: ['integer', 'null'] },
-    occurrences: { type: 'integer', description: 'Invoices generated so far.' },
-    next_run_date: { type: ['string', 'null'], format: 'date', description: 'While active; null when paused, completed or cancelled.' },
-    auto_finalize: { type: 'boolean' },
-    auto_send: { type: 'boolean' },
-    days_until_due: { type: 'integer' },
-    currency: { type: 'string' },
-    items: { type: 'array', items: { type: 'object', properties: { description: { type: 'string' }, quantity: { type: 'string' }, unit_price: { type: 'string' }, tax_rate: { type: 'string' } } } },
-    status: { type: 'string', enum: [...SCHEDULE_STATUSES] },
-    created_at: datetime,
-    updated_at: datetime,
-    version: { type: 'integer', description: 'Also sent as the ETag.' },
-    upcoming_run_dates: { type: 'array', items: { type: 'string', format: 'date' }, description: 'Single reads: the next 5 run dates if every run succeeds (empty unless active).' },
-    history: { type: 'array', items: historyEntrySchema, description: 'Single reads: the latest 20 runs, latest first.' },
-  },
-};
+const scheduleItemSchema: JsonSchema = named('ScheduleItem', representation({
+  description: { type: 'string' },
+  quantity: { type: 'string', description: 'Decimal string.' },
+  unit_price: { type: 'string', description: 'Decimal string.' },
+  tax_rate: { type: 'string', description: 'Percent, decimal string.' },
+}));
 
-export const deletedScheduleSchema: JsonSchema = {
-  type: 'object',
-  properties: { id: { type: 'string', format: 'uuid' }, deleted: { type: 'boolean', enum: [true] } },
-};
+/** The schedule representation (docs/recurring.md) of lists. */
+export const scheduleSchema: JsonSchema = named('Schedule', representation({
+  id: { type: 'string', format: 'uuid' },
+  name: nullableString,
+  customer_id: { type: 'string', format: 'uuid' },
+  frequency,
+  interval_count: { type: 'integer' },
+  day_of_month: { type: ['integer', 'null'] },
+  day_of_week: { type: ['integer', 'null'] },
+  start_date: { type: 'string', format: 'date' },
+  end_date: { type: ['string', 'null'], format: 'date' },
+  max_occurrences: { type: ['integer', 'null'] },
+  occurrences: { type: 'integer', description: 'Invoices generated so far.' },
+  next_run_date: { type: ['string', 'null'], format: 'date', description: 'While active; null when paused, completed or cancelled.' },
+  auto_finalize: { type: 'boolean' },
+  auto_send: { type: 'boolean' },
+  days_until_due: { type: 'integer' },
+  currency: { type: 'string' },
+  items: { type: 'array', items: scheduleItemSchema },
+  status: { type: 'string', enum: [...SCHEDULE_STATUSES] },
+  created_at: datetime,
+  updated_at: datetime,
+  version: { type: 'integer', description: 'Also sent as the ETag.' },
+}));
+
+/** Single reads and every write's answer add the next run dates and the latest runs. */
+export const scheduleDetailSchema: JsonSchema = named('ScheduleWithHistory', {
+  allOf: [
+    scheduleSchema,
+    representation({
+      upcoming_run_dates: { type: 'array', items: { type: 'string', format: 'date' }, description: 'The next 5 run dates if every run succeeds (empty unless active).' },
+      history: { type: 'array', items: historyEntrySchema, description: 'The latest 20 runs, latest first.' },
+    }),
+  ],
+});
+
+export const deletedScheduleSchema: JsonSchema = named('DeletedSchedule', representation({
+  id: { type: 'string', format: 'uuid' },
+  deleted: { type: 'boolean', const: true },
+}));

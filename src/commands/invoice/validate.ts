@@ -4,7 +4,7 @@
  * listed in docs/domain-rules.md.
  */
 import { DEFAULT_CURRENCY, Decimal, isSupportedCurrency } from '../../shared/money.ts';
-import { FieldErrors, isCalendarDate, normalizeDatetime, readText } from '../field-rules.ts';
+import { FieldErrors, isCalendarDate, readPastDatetime, readText } from '../field-rules.ts';
 import type { CreateInvoice, InvoiceCustomer, InvoicePatch, OrganizationFacts, PayInvoice } from './commands.ts';
 import type { Invoice } from './events.ts';
 import { readLines, type LineValues } from './lines.ts';
@@ -111,17 +111,11 @@ export function checkIssuable(invoice: Invoice, customer: InvoiceCustomer | null
   errors.throwIfAny();
 }
 
-/** PayInvoice body; paid_at defaults to the command's time. */
+/** PayInvoice body; paid_at defaults to the command's time and may not lie in its future (beyond clock skew). */
 export function readPayment(data: PayInvoice['data'], now: string): Pick<Invoice, 'paid_at' | 'payment_method' | 'payment_reference'> {
   const errors = new FieldErrors();
-  let paidAt = now;
-  if (data.paid_at !== undefined && data.paid_at !== null) {
-    const normalized = normalizeDatetime(data.paid_at);
-    if (normalized === null) errors.add('paid_at', 'must be an ISO 8601 datetime with a time zone');
-    else paidAt = normalized;
-  }
   const payment = {
-    paid_at: paidAt,
+    paid_at: readPastDatetime(errors, 'paid_at', data.paid_at, now) ?? now,
     payment_method: text(errors, 'payment_method', data.payment_method),
     payment_reference: text(errors, 'payment_reference', data.payment_reference),
   };

@@ -89,7 +89,8 @@ export async function provisionOrganization(w: OrganizationWrite, p: Provisionin
         const slot = await claimFirstFree(w.store, slots, p.entity_cap, p.organization_id, metadata);
         if (slot === null) throw entityCapReached(p.entity_cap);
         try {
-          return await run(w, metadata, commandFor(slot));
+          // If-Match names a version of an existing organization: a create has none to compare (as for customers).
+          return await run({ ...w, ifMatch: undefined }, metadata, commandFor(slot));
         } catch (err) {
           await release(w.store, slots, String(slot), p.organization_id, metadata).catch(() => false);
           throw err;

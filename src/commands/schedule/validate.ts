@@ -9,6 +9,7 @@ import type { InvoiceCustomer } from '../invoice/commands.ts';
 import { readLines, type LineValues } from '../invoice/lines.ts';
 import { FREQUENCIES, isWeekBased, MAX_DAY_OF_MONTH, type Frequency } from './calendar.ts';
 import type { CreateScheduleInput, SchedulePatch } from './commands.ts';
+import type { SchedulePublic } from './events.ts';
 
 export const SCHEDULE_LIMITS = {
   name: 200,
@@ -73,22 +74,8 @@ function checkCustomer(errors: FieldErrors, customerId: unknown, customer: Invoi
   else if (customer.status === 'archived') errors.add('customer_id', 'customer is archived');
 }
 
-export interface NewScheduleValues {
-  name: string | null;
-  customer_id: string;
-  frequency: Frequency;
-  interval_count: number;
-  day_of_month: number | null;
-  day_of_week: number | null;
-  start_date: string;
-  end_date: string | null;
-  max_occurrences: number | null;
-  auto_finalize: boolean;
-  auto_send: boolean;
-  days_until_due: number;
-  currency: string;
-  items: LineValues[];
-}
+/** What a valid create body yields: the schedule's own fields (SchedulePublic, src/commands/schedule/events.ts). */
+export type NewScheduleValues = Omit<SchedulePublic, 'id' | 'occurrences' | 'next_run_date' | 'status' | 'created_at' | 'updated_at' | 'version'>;
 
 export function validateNewSchedule(input: CreateScheduleInput, customer: InvoiceCustomer | null): NewScheduleValues {
   const errors = new FieldErrors();

@@ -81,6 +81,8 @@ export interface InvoiceNumbersTable {
 export interface InvoiceStatusCountsTable {
   organization_id: string;
   status: string;
+  /** 0..15: the invoice id's last byte mod 16 (migration 0070); a count is the sum over the slots. */
+  slot: number;
   invoices: number;
 }
 

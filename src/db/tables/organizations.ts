@@ -7,26 +7,15 @@
 import type { ColumnType, Selectable } from 'kysely';
 import type { Timestamp } from './columns.ts';
 import type { Address } from '../../commands/customer/events.ts';
+import type { Organization } from '../../commands/organization/events.ts';
 
-export interface OrganizationsTable {
-  id: string;
-  account_id: string;
-  legal_name: string;
-  ice: string | null;
-  rc: string | null;
-  if_number: string | null;
-  vat_number: string | null;
-  phone: string | null;
-  email: string | null;
-  website: string | null;
+/** A row is the organization as its events carry it (src/commands/organization/events.ts), with typed columns. */
+export interface OrganizationsTable extends Omit<Organization, 'billing_address' | 'archived_at' | 'created_at' | 'updated_at'> {
   /** jsonb, written as JSON text */
   billing_address: ColumnType<Address, string, string>;
-  api_enabled: boolean;
-  archived: boolean;
   archived_at: Timestamp | null;
   created_at: Timestamp;
   updated_at: Timestamp;
-  version: number;
 }
 
 export interface ReservationChecksTable {

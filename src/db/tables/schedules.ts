@@ -5,40 +5,24 @@
  */
 import type { ColumnType } from 'kysely';
 import type { LineValues } from '../../commands/invoice/lines.ts';
-import type { PendingFailure } from '../../commands/schedule/events.ts';
+import type { PendingFailure, Schedule } from '../../commands/schedule/events.ts';
 
-export interface RecurringSchedulesTable {
-  id: string;
+/**
+ * A row is the schedule snapshot every schedule event carries (Schedule in
+ * src/commands/schedule/events.ts: public fields plus the date lattice),
+ * plus what only the read side has; JSON and timestamp columns are typed as
+ * the driver may hand them back.
+ */
+export interface RecurringSchedulesTable extends Omit<Schedule, 'items' | 'pending_failure' | 'created_at' | 'updated_at'> {
   organization_id: string;
-  name: string | null;
-  customer_id: string;
+  /** The customer's current name (renames come from the customer's events), and the search columns. */
   customer_name: string;
-  frequency: string;
-  interval_count: number;
-  day_of_month: number | null;
-  day_of_week: number | null;
-  /** `date` columns come back as YYYY-MM-DD strings (src/db/database.ts). */
-  start_date: string;
-  end_date: string | null;
-  max_occurrences: number | null;
-  occurrences: number;
-  next_run_date: string | null;
-  auto_finalize: boolean;
-  auto_send: boolean;
-  days_until_due: number;
-  currency: string;
+  name_search: string;
+  customer_search: string;
   items: LineValues[] | string;
-  status: string;
-  anchor_date: string;
-  anchor_seq: number;
-  seq: number;
-  quota_slot: number;
   pending_failure: PendingFailure | string | null;
   created_at: Date | string;
   updated_at: Date | string;
-  version: number;
-  name_search: string;
-  customer_search: string;
 }
 
 export interface ScheduleRunsTable {

@@ -1,0 +1,108 @@
+/**
+ * Inline projections (docs/architecture.md "Inline projections"): on the
+ * PostgreSQL event store, the projectors of the read models that writes
+ * answer from run inside the append's own transaction, as Emmett's and
+ * Marten's inline projections do. The event and its rows commit together,
+ * so a write is readable the moment it is answered: no wait for a runner,
+ * no notification round trip.
+ *
+ * The runners (runner.ts) still follow the log for these projectors: they
+ * own the checkpoints, rebuilds and `projections verify`, and apply what no
+ * inline transaction wrote (events appended by other means, rows a rebuild's
+ * swap replaced). An event this process has applied inline is skipped by its
+ * runner (`InlineApplied`); any other is applied again under the rows'
+ * version guard (a row is only replaced by a newer snapshot of its stream),
+ * which makes a second application change nothing.
+ *
+ * A projector that throws refuses the append: the transaction rolls back,
+ * the error is logged as an alert, and the client gets a 500 with its
+ * request id. No event without its rows, no rows without their event.
+ */
+import { Kysely, PostgresDialect, type Transaction } from 'kysely';
+import type pg from 'pg';
+import type { InlineProjections } from '../eventstore/postgres.ts';
+import type { RecordedEvent } from '../eventstore/types.ts';
+import type { Logger } from '../shared/logger.ts';
+import type { Database } from '../db/schema.ts';
+import type { Projector } from './projector.ts';
+
+/**
+ * Ids of the events this process applied inline, recently (bounded): their
+ * runners skip them. Recorded before the COMMIT is sent, so a rebuild's swap
+ * that committed later than the event always finds the id here when it
+ * resets the set (runner.ts: the runner resets it when its checkpoint was
+ * moved under it), and the runner then applies those events again.
+ */
+export class InlineApplied {
+  private readonly ids = new Set<string>();
+  constructor(private readonly capacity = 50_000) {}
+
+  add(id: string): void {
+    this.ids.add(id);
+    if (this.ids.size > this.capacity) {
+      // Sets iterate in insertion order: drop the oldest (its runner then applies it again, harmlessly).
+      const oldest = this.ids.values().next().value;
+      if (oldest !== undefined) this.ids.delete(oldest);
+    }
+  }
+
+  has(id: string): boolean {
+    return this.ids.has(id);
+  }
+
+  /** Takes an id out once its runner has passed it. */
+  delete(id: string): void {
+    this.ids.delete(id);
+  }
+
+  reset(): void {
+    this.ids.clear();
+  }
+}
+
+/** Kysely over a pooled client whose transaction the store opened (one instance per client, reused). */
+const onClient = new WeakMap<pg.PoolClient, Kysely<Database>>();
+function kyselyOn(client: pg.PoolClient): Kysely<Database> {
+  let db = onClient.get(client);
+  if (!db) {
+    const lease = { query: (...args: unknown[]) => (client.query as (...a: unknown[]) => unknown)(...args), release() {} };
+    db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: { connect: async () => lease, end: async () => {} } as any }) });
+    onClient.set(client, db);
+  }
+  return db;
+}
+
+export interface InlineSetup {
+  projections: InlineProjections;
+  applied: InlineApplied;
+  /** Whether every one of these projectors is applied inline (a write of this process is then readable once appended). */
+  covers(names: readonly string[]): boolean;
+}
+
+export function inlineProjections(projectors: readonly Projector[], logger: Logger): InlineSetup {
+  const applied = new InlineApplied();
+  const handled = projectors.map((p) => ({ projector: p, types: new Set(p.handles) }));
+  const types = new Set(projectors.flatMap((p) => p.handles));
+  const projections: InlineProjections = {
+    handles: (type) => types.has(type),
+    async apply(events: RecordedEvent[], client: pg.PoolClient) {
+      const trx = kyselyOn(client) as unknown as Transaction<Database>;
+      for (const { projector, types: mine } of handled) {
+        const own = events.filter((e) => mine.has(e.type));
+        if (own.length === 0) continue;
+        try {
+          await projector.apply(own, trx);
+        } catch (err) {
+          logger.error(
+            { alert: 'inline_projection_failed', projector: projector.name, stream: own[0].stream, event_ids: own.map((e) => e.id), event_types: own.map((e) => e.type), err },
+            'inline projection failed: the append was refused and rolled back (a projector bug: fix it, nothing was written)',
+          );
+          throw err;
+        }
+      }
+      for (const e of events) if (types.has(e.type)) applied.add(e.id);
+    },
+  };
+  const names = new Set(projectors.map((p) => p.name));
+  return { projections, applied, covers: (wanted) => wanted.every((n) => names.has(n)) };
+}

@@ -1,0 +1,152 @@
+/**
+ * Inline projections on the PostgreSQL event store (src/projections/inline.ts,
+ * docs/architecture.md "Inline projections"): rows committed with their
+ * events, writes answered without waiting for a runner, runners that do not
+ * apply an event this process applied inline, `projections verify` with rows
+ * ahead of the checkpoint, and a projector bug that refuses the write
+ * cleanly (500 with the request id, an alert in the log, neither the event
+ * nor any row written).
+ */
+import { expect } from 'chai';
+import { sql } from 'kysely';
+import { pino } from 'pino';
+import { loadConfig, type Role } from '../../src/config.ts';
+import { processParts } from '../../src/main.ts';
+import type { Projector } from '../../src/projections/projector.ts';
+import { verifyProjection } from '../../src/projections/verify.ts';
+import { startServer, type RunningServer } from '../../src/server.ts';
+import { freshDatabase, type TestDatabase } from '../support/database.ts';
+import { call } from '../support/fixtures.ts';
+import { until } from '../support/wait.ts';
+import { bindClient, invoicesClient, type InvoicesClient } from '../invoices/support.ts';
+
+interface Started {
+  server: RunningServer;
+  url: string;
+  database: TestDatabase;
+  logs: any[];
+  /** Event ids each projector's apply was called with, in order (inline and runner alike). */
+  applied: Map<string, string[]>;
+}
+
+/** A server on a fresh database whose projectors record what they apply; `bug` makes one throw. */
+async function start(bug?: { projector: string; when: (e: any) => boolean }): Promise<Started> {
+  const database = await freshDatabase();
+  const logs: any[] = [];
+  const logger = pino({ level: 'warn' }, { write: (line: string) => void logs.push(JSON.parse(line)) });
+  const applied = new Map<string, string[]>();
+  const projectors: Projector[] = processParts.projectors.map((p) => ({
+    ...p,
+    async apply(events, trx) {
+      if (bug?.projector === p.name && events.some(bug.when)) throw new Error('projector bug (test)');
+      applied.set(p.name, [...(applied.get(p.name) ?? []), ...events.map((e) => e.id)]);
+      return p.apply(events, trx);
+    },
+  }));
+  const config = loadConfig({ DATABASE_URL: database.url, PORT: '0' });
+  const roles: Role[] = ['api', 'projector'];
+  const server = await startServer(config, logger, roles, { ...processParts, projectors, workers: [] });
+  return { server, url: server.url!, database, logs, applied };
+}
+
+async function stop(s: Started | undefined): Promise<void> {
+  await s?.server.stop();
+  await s?.database.drop();
+}
+
+describe('inline projections (PostgreSQL event store)', function () {
+  this.timeout(60_000);
+
+  describe('rows commit with their events', () => {
+    let s: Started;
+    let api: InvoicesClient;
+    before(async () => {
+      s = await start();
+      api = await invoicesClient({ url: s.url, database: s.database });
+    });
+    after(() => stop(s));
+
+    it('answers a write from its row with no projector runner running (nothing to wait for)', async () => {
+      const customer = await api.customer();
+      // With the runners stopped, an async projection would make the write wait 5 s and answer the decided state.
+      await Promise.all(s.server.runners.map((r) => r.stop()));
+      const created = await api.create({ customer_id: customer.id, issue_date: '2026-03-14', items: [{ description: 'Audit', quantity: 3, unit_price: '1250.50', tax_rate: 20 }] });
+      expect(created.status, JSON.stringify(created.body)).to.equal(201);
+      const finalized = await api.action(created.body.data.id, 'finalize');
+      expect(finalized.status, JSON.stringify(finalized.body)).to.equal(200);
+      expect(s.logs.filter((l) => /projectors? behind/.test(l.msg))).to.deep.equal([]);
+      // The answer is the row as any read shows it, and the row is in the table.
+      const read = await api.get(created.body.data.id);
+      expect(read.body.data).to.deep.equal(finalized.body.data);
+      expect(read.headers.get('etag')).to.equal(finalized.headers.get('etag'));
+      const { rows } = await sql<{ status: string; version: number }>`select status, version from invoices where id = ${created.body.data.id}`.execute(s.database.db);
+      expect(rows).to.deep.equal([{ status: 'finalized', version: finalized.body.data.version ?? rows[0].version }]);
+
+      // projections verify: live rows ahead of the (stopped) runner's checkpoint still equal a replay.
+      // (organizations is left out: the fixtures insert the tenant's organization row without an event.)
+      for (const p of s.server.runtime.projectors.filter((p) => p.inline && p.name !== 'organizations')) {
+        const result = await verifyProjection(s.database.db, s.server.runtime.store, p);
+        expect(result.differences, p.name).to.deep.equal([]);
+      }
+    });
+  });
+
+  describe('runners', () => {
+    let s: Started;
+    before(async () => {
+      s = await start();
+    });
+    after(() => stop(s));
+
+    it('do not apply again an event this process applied inline, and reach the head', async () => {
+      const api = await invoicesClient({ url: s.url, database: s.database });
+      const customer = await api.customer();
+      const drafts = await Promise.all(Array.from({ length: 20 }, () => api.draft(customer.id)));
+      await Promise.all(drafts.slice(0, 5).map((d) => api.action(d.id, 'finalize')));
+      const head = await s.server.runtime.store.headPosition();
+      await until(() => s.server.runners.every((r) => (s.server.runtime.progress.position(r.projector.name) ?? '') >= (head ?? '')), 20_000, 'runners at the head');
+      const { rows } = await sql<{ id: string; type: string }>`select event_id as id, type from es_events`.execute(s.database.db);
+      for (const name of ['invoices', 'customers']) {
+        const ids = s.applied.get(name) ?? [];
+        expect(new Set(ids).size, `${name}: an event applied twice`).to.equal(ids.length);
+        const handled = s.server.runtime.projectors.find((p) => p.name === name)!.handles;
+        expect(ids.length, `${name}: every event of its types applied once`).to.equal(rows.filter((r) => handled.includes(r.type)).length);
+      }
+      // The audit table is not inline: its runner applied the numbers.
+      expect((s.applied.get('invoice-numbers') ?? []).length).to.equal(5);
+    });
+  });
+
+  describe('a failing projector', () => {
+    let s: Started;
+    before(async () => {
+      s = await start({ projector: 'customers', when: (e) => e.data?.customer?.name === 'Boom SARL' });
+    });
+    after(() => stop(s));
+
+    it('refuses the write: 500 with the request id, an alert in the log, no event and no row', async () => {
+      const api = await invoicesClient({ url: s.url, database: s.database });
+      const client = bindClient(s.url, api.tenant);
+      const res = await call(`${s.url}/customers`, client.secret, { method: 'POST', body: { name: 'Boom SARL', type: 'b2b', ice: '001234567000088' } });
+      expect(res.status, JSON.stringify(res.body)).to.equal(500);
+      expect(res.body.error.code).to.equal('INTERNAL_ERROR');
+      const requestId = res.headers.get('x-request-id');
+      expect(requestId).to.be.a('string');
+      expect(res.body.error.details.request_id).to.equal(requestId);
+      expect(res.body.error.message).to.contain(requestId);
+
+      const alert = s.logs.find((l) => l.alert === 'inline_projection_failed');
+      expect(alert, JSON.stringify(s.logs)).to.include({ projector: 'customers', level: 50 });
+      expect(s.logs.some((l) => l.request_id === requestId && l.level >= 50)).to.equal(true);
+
+      const events = await sql<{ n: number }>`select count(*)::int as n from es_events where data->'customer'->>'name' = 'Boom SARL'`.execute(s.database.db);
+      expect(events.rows[0].n, 'an event without its row').to.equal(0);
+      const rows = await sql<{ n: number }>`select count(*)::int as n from customers where name = 'Boom SARL'`.execute(s.database.db);
+      expect(rows.rows[0].n).to.equal(0);
+
+      // The connection went back to the pool clean: the next writes succeed.
+      const ok = await Promise.all(Array.from({ length: 5 }, () => api.customer()));
+      expect(ok).to.have.length(5);
+    });
+  });
+});
