@@ -1,5 +1,6 @@
 # One image for every role; the role is chosen by the command (see docker-compose.yml).
-FROM node:20-bookworm-slim
+# Node 26: the current LTS (docs/operations.md "Node versions"); its images are Debian 13 (trixie).
+FROM node:26-trixie-slim
 
 # Chromium prints the PDFs (found through CHROMIUM_PATH); fonts ship with the app.
 RUN apt-get update \

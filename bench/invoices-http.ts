@@ -56,9 +56,9 @@ export interface ServerProcess {
  * Starts `node --import tsx <entry>` and waits for GET /healthz.
  * BENCH_CPU_PROF=<dir> writes a V8 CPU profile of each server to <dir> when it stops.
  */
-export async function startProcess(entry: string, port: number, env: Record<string, string>): Promise<ServerProcess> {
+export async function startProcess(entry: string, port: number, env: Record<string, string>, args: string[] = []): Promise<ServerProcess> {
   const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF] : [];
-  const child: ChildProcess = spawn(process.execPath, [...profile, '--import', 'tsx', entry], {
+  const child: ChildProcess = spawn(process.execPath, [...profile, '--import', 'tsx', entry, ...args], {
     env: { ...process.env, ...env, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -70,9 +70,11 @@ export async function startProcess(entry: string, port: number, env: Record<stri
   child.stderr!.on('data', keep);
   const root = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 90_000;
+  // A process without the api role serves no /healthz: it is ready once it logged "started" (LOG_LEVEL info).
+  const headless = args.length > 0 && !args.join(',').includes('api');
   for (;;) {
     if (child.exitCode !== null) throw new Error(`${entry} exited with ${child.exitCode}: ${output}`);
-    const ok = await request(`${root}/healthz`, 'GET').then((r) => r.status === 200, () => false);
+    const ok = headless ? output.includes('"msg":"started"') : await request(`${root}/healthz`, 'GET').then((r) => r.status === 200, () => false);
     if (ok) break;
     if (Date.now() > deadline) throw new Error(`${entry} did not start: ${output}`);
     await new Promise((r) => setTimeout(r, 200));

@@ -2,7 +2,8 @@
  * `npm run bench -- <name> [<name>...]`: runs the named benchmarks (all when
  * none is named). Each prints its figures beside a baseline measured in the
  * same run on the same PostgreSQL, and the ratio. `statements` is a
- * diagnostic (where a write's database work goes), run only when named.
+ * diagnostic (where a write's database work goes) and `scaling` compares
+ * process layouts (docs/scaling.md): run only when named.
  */
 const benches: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   eventstore: () => import('./eventstore.ts'),
@@ -16,6 +17,7 @@ const benches: Record<string, () => Promise<{ run(): Promise<void> }>> = {
 };
 const diagnostics: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   statements: () => import('./statements.ts'),
+  scaling: () => import('./scaling.ts'),
 };
 
 const names = process.argv.slice(2).filter((a) => !a.startsWith('-'));

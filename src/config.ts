@@ -1,8 +1,10 @@
 /**
- * Environment variables (docs/api-decisions.md "Operator interface"), read and checked once.
- * A bad value fails start-up with one line naming the variable (ConfigError),
- * never with a stack trace.
+ * Every environment variable of the service is read here and nowhere else
+ * (docs/operations.md "Environment variables"), and checked once: a bad value
+ * fails start-up (server and admin CLI) with one line naming the variable
+ * (ConfigError), never with a stack trace and never silently ignored.
  */
+import cron from 'node-cron';
 
 export class ConfigError extends Error {
   constructor(readonly variable: string, message: string) {
@@ -33,7 +35,21 @@ export interface Config {
   unauthenticatedPerMinute: number;
   /** INLINE_PROJECTIONS (default true): read models written in the append's transaction on PostgreSQL (false: all async, as with EventStoreDB). */
   inlineProjections: boolean;
+  /** WEBHOOK_TIMEOUT_MS: a webhook attempt fails after this long without an answer. */
+  webhookTimeoutMs: number;
+  /** WEBHOOK_SECRET_KEY: seals webhook signing secrets at rest (null: stored as is). */
+  webhookSecretKey: Buffer | null;
+  /** PDF_RENDER_TIMEOUT_MS: one PDF render is stopped after this long. */
+  pdfRenderTimeoutMs: number;
+  /** DEMO_BOOTSTRAP: demo data on the first start of an empty test-mode database. */
+  demoBootstrap: boolean;
+  /** METRICS_PORT: serve /metrics on this port only (null: on PORT, beside the API). */
+  metricsPort: number | null;
+  /** Set by npm (npm_lifecycle_event) when `npm start` runs the server: it then watches its parent. */
+  startedByNpm: boolean;
 }
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 type Env = Record<string, string | undefined>;
 
@@ -51,12 +67,47 @@ function parseCount(env: Env, name: string, fallback: number): number {
   return Number(raw);
 }
 
-function parseEmbeddedPort(env: Env): number | null {
-  const raw = env.EMBEDDED_PG_PORT;
+function parseOptionalPort(env: Env, name: string): number | null {
+  const raw = env[name];
   if (raw === undefined || raw === '') return null;
   const port = Number(raw);
-  if (!/^\d+$/.test(raw) || port < 1 || port > 65535) throw new ConfigError('EMBEDDED_PG_PORT', `"${raw}" is not a TCP port (1-65535)`);
+  if (!/^\d+$/.test(raw) || port < 1 || port > 65535) throw new ConfigError(name, `"${raw}" is not a TCP port (1-65535)`);
   return port;
+}
+
+/** Milliseconds, a whole number of at least `min`. */
+function parseMs(env: Env, name: string, fallback: number, min: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min) throw new ConfigError(name, `"${raw}" is not a number of milliseconds >= ${min}`);
+  return Number(raw);
+}
+
+function parseLogLevel(env: Env): string {
+  const raw = env.LOG_LEVEL;
+  if (raw === undefined || raw === '') return 'info';
+  if (!(LOG_LEVELS as readonly string[]).includes(raw)) throw new ConfigError('LOG_LEVEL', `"${raw}" is not one of ${LOG_LEVELS.join(', ')}`);
+  return raw;
+}
+
+function parseCron(env: Env): string {
+  const raw = env.SCHEDULER_CRON;
+  if (raw === undefined || raw === '') return '* * * * *';
+  if (!cron.validate(raw)) throw new ConfigError('SCHEDULER_CRON', `"${raw}" is not a cron expression (e.g. "* * * * *")`);
+  return raw;
+}
+
+/**
+ * WEBHOOK_SECRET_KEY: 32 bytes written as 64 hex digits or as base64 (44
+ * characters). Also called by src/workers/webhooks/secrets.ts for code that has
+ * no runtime at hand (the same parse, the same message).
+ */
+export function webhookSecretKeyFrom(env: Env = process.env): Buffer | null {
+  const raw = env.WEBHOOK_SECRET_KEY;
+  if (!raw) return null;
+  const key = /^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, 'hex') : /^[A-Za-z0-9+/]{43}=?$/.test(raw) ? Buffer.from(raw, 'base64') : null;
+  if (key?.length !== 32) throw new ConfigError('WEBHOOK_SECRET_KEY', 'must be 32 bytes, as 64 hex digits or base64 (e.g. `openssl rand -base64 32`)');
+  return key;
 }
 
 export function checkDatabaseUrl(raw: string | undefined): string | null {
@@ -119,12 +170,18 @@ export function loadConfig(env: Env = process.env): Config {
     tlsKeyFile: key,
     webhookAllowInsecure: parseBool(env, 'WEBHOOK_ALLOW_INSECURE'),
     webhookRetryDelaysMs: parseDelays(env),
-    schedulerCron: env.SCHEDULER_CRON || '* * * * *',
+    schedulerCron: parseCron(env),
     chromiumPath: env.CHROMIUM_PATH || null,
-    logLevel: env.LOG_LEVEL || 'info',
+    logLevel: parseLogLevel(env),
     dataDir: env.DATA_DIR || '.data',
-    embeddedPgPort: parseEmbeddedPort(env),
+    embeddedPgPort: parseOptionalPort(env, 'EMBEDDED_PG_PORT'),
     unauthenticatedPerMinute: parseCount(env, 'UNAUTHENTICATED_REQUESTS_PER_MINUTE', 60),
     inlineProjections: parseBool(env, 'INLINE_PROJECTIONS') ?? true,
+    webhookTimeoutMs: parseMs(env, 'WEBHOOK_TIMEOUT_MS', 30_000, 1),
+    webhookSecretKey: webhookSecretKeyFrom(env),
+    pdfRenderTimeoutMs: parseMs(env, 'PDF_RENDER_TIMEOUT_MS', 20_000, 100),
+    demoBootstrap: parseBool(env, 'DEMO_BOOTSTRAP') ?? true,
+    metricsPort: parseOptionalPort(env, 'METRICS_PORT'),
+    startedByNpm: Boolean(env.npm_lifecycle_event),
   };
 }

@@ -23,6 +23,7 @@ import { scheduleHolderChecks } from './commands/schedule/holders.ts';
 import { ALL_ROLES, ConfigError, loadConfig, type Role } from './config.ts';
 import { dashboardRouter } from './dashboard/router.ts';
 import { demoStartupHook } from './demo/bootstrap.ts';
+import { OutageLog } from './db/outage-log.ts';
 import { readModelProjectors } from './read-models.ts';
 import { stopWithParent, surviveConnectionErrors } from './process-guards.ts';
 import { startServer, type ProcessParts } from './server.ts';
@@ -82,7 +83,10 @@ async function main(): Promise<void> {
     console.error(`error: ${(err as Error).message}`);
     process.exit(1);
   }
-  const logger = createLogger(config.logLevel);
+  // One error line per database outage, one when it ends (src/db/outage-log.ts).
+  const outages = new OutageLog();
+  const logger = createLogger(config.logLevel, undefined, { logMethod: outages.hook });
+  outages.attach(logger);
   surviveConnectionErrors(logger);
   let server;
   try {
@@ -96,10 +100,14 @@ async function main(): Promise<void> {
     }
     process.exit(1);
   }
+  const pool = server.runtime.database.pool;
+  outages.watch(() => pool.query('select 1'));
   logger.info({ roles, url: server.url, event_store: server.runtime.store.kind, mode: config.serviceMode }, 'started');
+  // The banner is for the person at the terminal: stderr, never mixed into the JSON log on stdout.
   const embedded = server.runtime.database.embedded;
-  if (embedded) console.log(embedded.describe());
-  if (server.url) console.log(`Invoicing API listening on ${server.url}`);
+  if (embedded) console.error(embedded.describe());
+  if (server.url) console.error(`Invoicing API listening on ${server.url}`);
+  if (server.metricsUrl) console.error(`Metrics on ${server.metricsUrl}`);
 
   let signals = 0;
   const shutdown = (signal: string) => {
@@ -118,7 +126,7 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
-  stopWithParent(() => shutdown('parent exited'));
+  stopWithParent(config.startedByNpm, () => shutdown('parent exited'));
 }
 
 /** Run only as the entry point: the CLI and the tests import processParts without starting a server. */

@@ -30,8 +30,8 @@ export function surviveConnectionErrors(logger: Logger): void {
 }
 
 /** Calls `onOrphaned` once the process that started us exits (only under `npm start`). */
-export function stopWithParent(onOrphaned: () => void, everyMs = 500): void {
-  if (!process.env.npm_lifecycle_event) return;
+export function stopWithParent(startedByNpm: boolean, onOrphaned: () => void, everyMs = 500): void {
+  if (!startedByNpm) return;
   const parent = process.ppid;
   const timer = setInterval(() => {
     if (process.ppid === parent) return;

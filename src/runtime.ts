@@ -13,6 +13,7 @@ import { inlineProjections, type InlineSetup } from './projections/inline.ts';
 import { ProjectionProgress } from './projections/progress.ts';
 import type { Projector } from './projections/projector.ts';
 import type { Logger } from './shared/logger.ts';
+import { timeAppend } from './shared/metrics.ts';
 
 export interface Runtime {
   config: Config;
@@ -27,13 +28,33 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
+/**
+ * Every append is timed for /metrics (eventstore_append_duration_seconds),
+ * whichever adapter runs, without a line in the adapters.
+ */
+function timedAppends(store: EventStore): EventStore {
+  const append = store.appendToStream.bind(store);
+  store.appendToStream = async (stream, events, expected) => {
+    const done = timeAppend(store.kind);
+    try {
+      const result = await append(stream, events, expected);
+      done('ok');
+      return result;
+    } catch (err) {
+      done('error');
+      throw err;
+    }
+  };
+  return store;
+}
+
 async function openEventStore(config: Config, database: DatabaseConnection, inline: InlineSetup | null): Promise<EventStore> {
-  if (!config.eventstoreUrl) return createPostgresEventStore(database.pool, database.url, { inline: inline?.projections });
+  if (!config.eventstoreUrl) return timedAppends(await createPostgresEventStore(database.pool, database.url, { inline: inline?.projections }));
   const { createEventStoreDBEventStore } = await import('./eventstore/esdb.ts');
   try {
     const store = await createEventStoreDBEventStore(config.eventstoreUrl);
     await store.headPosition(); // fail now, not on the first request
-    return store;
+    return timedAppends(store);
   } catch (err: any) {
     throw new ConfigError('EVENTSTORE_URL', `cannot reach EventStoreDB: ${err?.message ?? err}`);
   }

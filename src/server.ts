@@ -8,7 +8,9 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import express from 'express';
 import { createApp, type Mount } from './api/app.ts';
+import { metricsRouter } from './api/metrics.ts';
 import type { RouteSpec } from './api/route.ts';
 import type { Config, Role } from './config.ts';
 import type { Projector } from './projections/projector.ts';
@@ -20,6 +22,8 @@ import type { Worker } from './workers/worker.ts';
 export interface RunningServer {
   runtime: Runtime;
   url: string | null;
+  /** Where /metrics is served when METRICS_PORT is set (any role), else null (then it is on the API port). */
+  metricsUrl: string | null;
   runners: ProjectionRunner[];
   stop(): Promise<void>;
 }
@@ -50,6 +54,18 @@ function listen(config: Config, rt: Runtime, parts: ProcessParts): Promise<http.
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, () => resolve(server));
+  });
+}
+
+/** METRICS_PORT: /metrics alone on its own port, for every role (a worker process has no API port). */
+function listenMetrics(port: number, rt: Runtime): Promise<http.Server> {
+  const app = express();
+  app.disable('x-powered-by');
+  app.use(metricsRouter(rt));
+  const server = http.createServer(app);
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, () => resolve(server));
   });
 }
 
@@ -84,9 +100,13 @@ export async function startServer(config: Config, logger: Logger, roles: Role[],
     url = `${config.tlsCertFile ? 'https' : 'http'}://localhost:${port}/api/v1`;
   }
 
+  const metricsServer = config.metricsPort ? await listenMetrics(config.metricsPort, rt) : null;
+  const metricsUrl = metricsServer ? `http://localhost:${(metricsServer.address() as AddressInfo).port}/metrics` : null;
+
   let stopping: Promise<void> | null = null;
   const stop = () =>
     (stopping ??= (async () => {
+      if (metricsServer) await closeServer(metricsServer);
       if (server) await closeServer(server);
       await Promise.all(started.map((w) => w.stop().catch((err) => logger.error({ err, worker: w.name }, 'worker stop failed'))));
       await Promise.all(runners.map((r) => r.stop()));
@@ -94,5 +114,5 @@ export async function startServer(config: Config, logger: Logger, roles: Role[],
       // The embedded PostgreSQL stops with the server, unless the admin CLI is using it.
       await rt.database.embedded?.release();
     })());
-  return { runtime: rt, url, runners, stop };
+  return { runtime: rt, url, metricsUrl, runners, stop };
 }

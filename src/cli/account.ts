@@ -1,8 +1,8 @@
-/** `account create` and `account update` (docs/api-decisions.md "Operator interface"). */
+/** `account create`, `account update`, `account list` (docs/operations.md "Admin CLI"). */
 import type { Command } from 'commander';
 import { createAccount, effectiveSubscriptionStatus, updateAccount, type Account } from '../accounts/accounts.ts';
 import { PLANS } from '../accounts/plans.ts';
-import { fields, print, UsageError, withJson, type Open, type OutputOptions } from './shared.ts';
+import { fields, print, table, UsageError, withJson, type Open, type OutputOptions } from './shared.ts';
 import { isoOrNull as iso } from '../shared/time.ts';
 
 function view(a: Account) {
@@ -74,5 +74,21 @@ export function register(program: Command, open: Open): void {
         requestsPerMinute: opts.requestsPerMinute === undefined ? undefined : positiveInt(opts.requestsPerMinute),
       });
       print(opts, view(a), () => `Account updated.\n${human(a)}`);
+    });
+
+  withJson(account.command('list'))
+    .description('list accounts, oldest first')
+    .option('--plan <plan>', `only this plan: ${PLANS.join('|')}`)
+    .action(async (opts: OutputOptions & { plan?: string }) => {
+      if (opts.plan !== undefined && !(PLANS as readonly string[]).includes(opts.plan)) throw new UsageError(`--plan "${opts.plan}" is not one of ${PLANS.join(', ')}`);
+      const rt = await open();
+      let q = rt.database.db.selectFrom('accounts').selectAll().orderBy('created_at').orderBy('id');
+      if (opts.plan !== undefined) q = q.where('plan', '=', opts.plan as Account['plan']);
+      const views = (await q.execute()).map((row) => view(row as Account));
+      print(opts, views, () =>
+        views.length === 0
+          ? 'No accounts.'
+          : table(['ID', 'NAME', 'PLAN', 'SUBSCRIPTION', 'PERIOD END', 'CREATED'], views.map((v) => [v.id, v.name, v.plan, v.subscription_status, v.current_period_end, v.created_at])),
+      );
     });
 }

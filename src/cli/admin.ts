@@ -13,41 +13,76 @@ import { register as audit } from './audit.ts';
 import { register as key } from './key.ts';
 import { register as org } from './org.ts';
 import { register as projections } from './projections.ts';
-import { BadInputError, createSession, UsageError, type CommandGroup } from './shared.ts';
+import { CommandFailed, createSession, UsageError, type CommandGroup } from './shared.ts';
 import { register as user } from './user.ts';
 import { register as webhook } from './webhook.ts';
 
 const GROUPS: CommandGroup[] = [account, org, key, projections, webhook, audit, user, analyst];
 
-function oneLine(err: unknown): string {
-  if (err instanceof UsageError || err instanceof ConfigError || err instanceof DomainError) return err.message;
-  const message = (err as Error)?.message ?? String(err);
-  return message.split('\n')[0];
+/** What went wrong, as --json prints it on stderr, and the exit code (docs/operations.md "Admin CLI"). */
+interface Failure {
+  code: string;
+  message: string;
+  details?: Record<string, unknown>;
+  exit: 1 | 2;
+}
+
+function firstLine(err: unknown): string {
+  return String((err as Error)?.message ?? err).split('\n')[0];
+}
+
+function failureOf(err: unknown): Failure {
+  if (err instanceof CommanderError) return { code: 'USAGE_ERROR', message: err.message.replace(/^error: /, ''), exit: 2 };
+  if (err instanceof UsageError) return { code: err.code, message: err.message, details: err.details, exit: 2 };
+  if (err instanceof CommandFailed) return { code: err.code, message: err.message, exit: 1 };
+  if (err instanceof ConfigError) return { code: 'CONFIGURATION_ERROR', message: err.message, details: { variable: err.variable }, exit: 1 };
+  if (err instanceof DomainError) {
+    // The same rules as the API, with the same codes: a refused value or an unknown id means the command was not run as given.
+    const given = err.code === 'VALIDATION_ERROR' || err.code === 'NOT_FOUND' || err.code === 'INVALID_JSON';
+    return { code: err.code, message: err.message, details: err.details, exit: given ? 2 : 1 };
+  }
+  return { code: 'ERROR', message: firstLine(err), exit: 1 };
+}
+
+/** One line: the message, then each field's problem unless the message already says it. */
+function humanLine(f: Failure): string {
+  const fields = Array.isArray(f.details?.fields) ? (f.details.fields as { field: string; message: string }[]) : [];
+  const said = fields.filter((x) => !f.message.includes(`${x.field}: ${x.message}`) && !f.message.includes(`${x.field} ${x.message}`));
+  return said.length === 0 ? f.message : `${f.message.replace(/\.$/, '')}: ${said.map((x) => `${x.field}: ${x.message}`).join('; ')}`;
+}
+
+function report(err: unknown, json: boolean): number {
+  const f = failureOf(err);
+  if (json) process.stderr.write(`${JSON.stringify({ error: { code: f.code, message: f.message, ...(f.details ? { details: f.details } : {}) } })}\n`);
+  else process.stderr.write(`error: ${humanLine(f)}\n`);
+  return f.exit;
 }
 
 async function main(argv: string[]): Promise<number> {
+  const json = argv.includes('--json');
   const program = new Command('admin')
-    .description('Invoicing service administration')
-    .showHelpAfterError('(add --help for usage)')
+    .description('Invoicing service administration (exit codes: 0 done, 1 failed, 2 not run as given: usage, validation, unknown id)')
     .exitOverride();
+  // With --json every error is one JSON document on stderr: commander's own messages are replaced by report().
+  if (json) program.configureOutput({ writeErr: () => {} });
+  else program.showHelpAfterError('(add --help for usage)');
   const session = createSession();
   for (const register of GROUPS) register(program, session.open);
   try {
     await program.parseAsync(argv);
     return 0;
   } catch (err) {
-    if (err instanceof CommanderError) return err.exitCode; // commander already printed it (or the help)
-    process.stderr.write(`error: ${oneLine(err)}\n`);
-    return err instanceof BadInputError ? 2 : 1;
+    if (err instanceof CommanderError && (err.exitCode === 0 || !json)) {
+      // Help and version exit 0; commander already printed its own usage errors.
+      return err.exitCode === 0 ? 0 : 2;
+    }
+    return report(err, json);
   } finally {
-    await session.close().catch((err) => process.stderr.write(`warning: could not close the database: ${oneLine(err)}\n`));
+    await session.close().catch((err) => process.stderr.write(`warning: could not close the database: ${firstLine(err)}\n`));
   }
 }
 
 main(process.argv).then(
   (code) => process.exit(code),
-  (err) => {
-    process.stderr.write(`error: ${oneLine(err)}\n`);
-    process.exit(1);
-  },
+  (err) => process.exit(report(err, process.argv.includes('--json'))),
 );

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { createApiKey, listKeys, revokeKey, type ApiKeyRecord } from '../accounts/keys.ts';
 import { BUNDLES, bundleScopes, isBundle, parseScopes } from '../accounts/scopes.ts';
-import { fields, print, table, UsageError, withJson, type Open, type OutputOptions } from './shared.ts';
+import { fields, print, requireAccount, requireOrganization, table, UsageError, withJson, type Open, type OutputOptions } from './shared.ts';
 import { isoOrNull as iso } from '../shared/time.ts';
 
 function view(k: ApiKeyRecord) {
@@ -79,7 +79,9 @@ export function register(program: Command, open: Open): void {
     .action(async (opts: OutputOptions & { org?: string; account?: string }) => {
       if (Boolean(opts.org) === Boolean(opts.account)) throw new UsageError('give exactly one of --org ID or --account ID');
       const rt = await open();
-      const keys = await listKeys(rt.database.db, opts.org ? { organizationId: opts.org } : { accountId: opts.account! });
+      // An unknown owner is an error, not an empty list.
+      const owner = opts.org ? { organizationId: (await requireOrganization(rt, opts.org)).id } : { accountId: (await requireAccount(rt, opts.account!)).id };
+      const keys = await listKeys(rt.database.db, owner);
       const views = keys.map(view);
       print(opts, views, () =>
         views.length === 0

@@ -1,12 +1,11 @@
 /**
- * `org create`, `org update`, `org show` (docs/api-decisions.md "Operator interface"). The same
+ * `org create`, `org update`, `org show`, `org list` (docs/operations.md "Admin CLI"). The same
  * command handlers as the API (same rules, ICE reservations, entity cap), run
  * as the operator ('system'). A command returns once the read model shows
  * its change, so `key create --org ID` can follow at once, server running or not.
  */
 import type { Command } from 'commander';
 import { v7 as uuidv7 } from 'uuid';
-import { getAccount } from '../accounts/accounts.ts';
 import { PLAN_LIMITS } from '../accounts/plans.ts';
 import { systemMetadata } from '../commands/command.ts';
 import type { OrganizationPatch } from '../commands/organization/commands.ts';
@@ -18,10 +17,10 @@ import {
   type OrganizationWrite,
 } from '../commands/organization/handler.ts';
 import { catchUpProjections } from '../projections/catch-up.ts';
-import { findOrganization } from '../queries/organizations.ts';
+import { getOrganization, rowToOrganization } from '../queries/organizations.ts';
 import type { Organization } from '../commands/organization/events.ts';
 import type { Runtime } from '../runtime.ts';
-import { fields, print, UsageError, withJson, type Open, type OutputOptions } from './shared.ts';
+import { fields, print, requireAccount, requireOrganization, table, UsageError, withJson, type Open, type OutputOptions } from './shared.ts';
 
 interface ProfileOptions {
   legalName?: string;
@@ -75,10 +74,39 @@ async function settled(rt: Runtime, result: OrganizationResult): Promise<Organiz
   return result.state.organization!;
 }
 
-function show(opts: OutputOptions, o: Organization): void {
-  const view = { id: o.id, account_id: o.account_id, legal_name: o.legal_name, ice: o.ice, api_enabled: o.api_enabled, archived: o.archived, version: o.version };
-  print(opts, view, () =>
-    fields([['id', o.id], ['account', o.account_id], ['legal name', o.legal_name], ['ice', o.ice], ['api', o.api_enabled ? 'enabled' : 'disabled'], ['archived', o.archived]]),
+/**
+ * The whole organization: the API's representation (profile, billing address,
+ * subscription, quotas) plus what only an operator sees (account, API switch,
+ * version).
+ */
+async function show(rt: Runtime, opts: OutputOptions, o: Organization): Promise<void> {
+  const found = await getOrganization(rt.database.db, o.id);
+  const v = found?.view;
+  const whole = { ...(v ?? {}), id: o.id, account_id: o.account_id, legal_name: o.legal_name, ice: o.ice, api_enabled: o.api_enabled, archived: o.archived, version: o.version };
+  const address = [o.billing_address.street, o.billing_address.city, o.billing_address.postal_code, o.billing_address.country].filter(Boolean).join(', ');
+  print(opts, whole, () =>
+    fields([
+      ['id', o.id],
+      ['account', o.account_id],
+      ['legal name', o.legal_name],
+      ['ice', o.ice],
+      ['rc', o.rc],
+      ['if', o.if_number],
+      ['vat', o.vat_number],
+      ['phone', o.phone],
+      ['email', o.email],
+      ['website', o.website],
+      ['billing address', address || null],
+      ['plan', v && `${v.subscription.plan} (${v.subscription.status}${v.subscription.current_period_end ? `, until ${v.subscription.current_period_end}` : ''})`],
+      ['requests/min', v?.api_quotas.requests_per_minute],
+      ['api keys', v && `${v.api_quotas.api_keys_used} of ${v.api_quotas.api_keys_limit ?? 'unlimited'}`],
+      ['schedules', v && `${v.api_quotas.recurring_schedules_used} of ${v.api_quotas.recurring_schedules_limit}`],
+      ['api', o.api_enabled ? 'enabled' : 'disabled'],
+      ['archived', o.archived ? `yes, since ${o.archived_at}` : 'no'],
+      ['created', o.created_at],
+      ['updated', o.updated_at],
+      ['version', o.version],
+    ]),
   );
 }
 
@@ -91,13 +119,12 @@ export function register(program: Command, open: Open): void {
     .action(async (opts: ProfileOptions & OutputOptions & { account: string }) => {
       if (!opts.legalName) throw new UsageError('--legal-name is required');
       const rt = await open();
-      const account = await getAccount(rt.database.db, opts.account);
-      if (!account) throw new UsageError(`account ${opts.account} not found`);
+      const account = await requireAccount(rt, opts.account);
       const profile = { ...profileOf(opts), legal_name: opts.legalName };
       const result = await provisionOrganization(operator(rt), {
         organization_id: uuidv7(), account_id: account.id, entity_cap: PLAN_LIMITS[account.plan].entityCap, profile,
       });
-      show(opts, await settled(rt, result));
+      await show(rt, opts, await settled(rt, result));
     });
 
   withJson(withProfile(org.command('update').argument('<id>', 'organization id')))
@@ -108,20 +135,35 @@ export function register(program: Command, open: Open): void {
       const patch = profileOf(opts);
       if (opts.api === undefined && Object.keys(patch).length === 0) throw new UsageError('nothing to change: give --api or a profile flag');
       const rt = await open();
-      const found = await findOrganization(rt.database.db, id.toLowerCase()).catch(() => null);
-      if (!found) throw new UsageError(`organization ${id} not found`);
+      const found = await requireOrganization(rt, id);
       let result: OrganizationResult | null = null;
       if (Object.keys(patch).length > 0) result = await updateOrganizationProfile(operator(rt), found.id, patch);
       if (opts.api !== undefined) result = await changeOrganizationApiAccess(operator(rt), found.id, opts.api === 'enabled');
-      show(opts, await settled(rt, result!));
+      await show(rt, opts, await settled(rt, result!));
     });
 
   withJson(org.command('show').argument('<id>', 'organization id'))
-    .description('show an organization as the read model has it')
+    .description('show the whole organization: profile, billing address, subscription, quotas, API switch')
     .action(async (id: string, opts: OutputOptions) => {
       const rt = await open();
-      const found = await findOrganization(rt.database.db, id.toLowerCase()).catch(() => null);
-      if (!found) throw new UsageError(`organization ${id} not found`);
-      show(opts, found);
+      await show(rt, opts, await requireOrganization(rt, id));
+    });
+
+  withJson(org.command('list'))
+    .description('list organizations, oldest first (all, or one account\'s)')
+    .option('--account <id>', 'only this account\'s organizations')
+    .option('--archived', 'include archived organizations')
+    .action(async (opts: OutputOptions & { account?: string; archived?: boolean }) => {
+      const rt = await open();
+      let q = rt.database.db.selectFrom('organizations').selectAll().orderBy('created_at').orderBy('id');
+      if (opts.account !== undefined) q = q.where('account_id', '=', (await requireAccount(rt, opts.account)).id);
+      if (!opts.archived) q = q.where('archived', '=', false);
+      const rows = (await q.execute()).map(rowToOrganization);
+      const views = rows.map((o) => ({ id: o.id, account_id: o.account_id, legal_name: o.legal_name, ice: o.ice, api_enabled: o.api_enabled, archived: o.archived, created_at: o.created_at }));
+      print(opts, views, () =>
+        views.length === 0
+          ? 'No organizations.'
+          : table(['ID', 'ACCOUNT', 'LEGAL NAME', 'ICE', 'API', 'ARCHIVED', 'CREATED'], views.map((v) => [v.id, v.account_id, v.legal_name, v.ice, v.api_enabled ? 'enabled' : 'disabled', v.archived, v.created_at])),
+      );
     });
 }

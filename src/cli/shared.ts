@@ -5,7 +5,10 @@
  * errors. A command group exports `register(program, open)`.
  */
 import type { Command } from 'commander';
+import { getAccount, type Account } from '../accounts/accounts.ts';
+import type { Organization } from '../commands/organization/events.ts';
 import { loadConfig } from '../config.ts';
+import { findOrganization } from '../queries/organizations.ts';
 import { readModelProjectors } from '../read-models.ts';
 import { openRuntime, type Runtime } from '../runtime.ts';
 import { silentLogger } from '../shared/logger.ts';
@@ -63,11 +66,56 @@ export function table(headers: string[], rows: unknown[][]): string {
   return cells.map((r) => r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd()).join('\n');
 }
 
-/** An error meant for the operator: printed as one line, no stack. */
-export class UsageError extends Error {}
+/**
+ * The command cannot run as given (a missing or malformed flag, a value the
+ * rules refuse): one line, no stack, exit code 2 (docs/operations.md "Admin
+ * CLI"). `code` and `details` are what --json prints on stderr.
+ */
+export class UsageError extends Error {
+  constructor(
+    message: string,
+    readonly code: string = 'USAGE_ERROR',
+    readonly details?: Record<string, unknown>,
+  ) {
+    super(message);
+  }
+}
 
 /** Bad input (a malformed id, date, format or flag): one line, exit code 2. */
 export class BadInputError extends UsageError {}
+
+/** An id that names nothing (organization, account, key, endpoint...): exit code 2, code NOT_FOUND. */
+export class NotFoundError extends UsageError {
+  constructor(message: string) {
+    super(message, 'NOT_FOUND');
+  }
+}
+
+/** The command ran and did not succeed (e.g. a receiver refused the test event): exit code 1. */
+export class CommandFailed extends Error {
+  constructor(
+    message: string,
+    readonly code = 'COMMAND_FAILED',
+  ) {
+    super(message);
+  }
+}
+
+/** The organization, or NotFoundError: an unknown id is an error, never an empty list. */
+export async function requireOrganization(rt: Runtime, id: string): Promise<Organization> {
+  const found = UUID.test(id) ? await findOrganization(rt.database.db, id.toLowerCase()) : null;
+  if (!found) throw new NotFoundError(`organization ${id} not found`);
+  return found;
+}
+
+/** The account, or NotFoundError. */
+export async function requireAccount(rt: Runtime, id: string): Promise<Account> {
+  const found = UUID.test(id) ? await getAccount(rt.database.db, id.toLowerCase()) : null;
+  if (!found) throw new NotFoundError(`account ${id} not found`);
+  return found;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * For a command group whose bad input exits with 2 (the audit and analyst

@@ -7,7 +7,7 @@
  */
 import type { Command } from 'commander';
 import { createUser, disableUser, listUsers, ROLES, type DashboardUser } from '../dashboard/users.ts';
-import { fields, print, table, UsageError, withJson, type Open, type OutputOptions } from './shared.ts';
+import { fields, print, requireAccount, table, UsageError, withJson, type Open, type OutputOptions } from './shared.ts';
 import { isoOrNull as iso } from '../shared/time.ts';
 
 function view(u: DashboardUser) {
@@ -53,7 +53,7 @@ export function register(program: Command, open: Open): void {
     .requiredOption('--account <id>', 'account id')
     .action(async (opts: OutputOptions & { account: string }) => {
       const rt = await open();
-      const views = (await listUsers(rt.database.db, opts.account)).map(view);
+      const views = (await listUsers(rt.database.db, (await requireAccount(rt, opts.account)).id)).map(view);
       print(opts, views, () =>
         views.length === 0
           ? 'No users.'

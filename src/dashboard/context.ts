@@ -7,12 +7,10 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Account } from '../accounts/accounts.ts';
 import { isUuid } from '../shared/ids.ts';
-import type { Organization } from '../commands/organization/events.ts';
 import type { Runtime } from '../runtime.ts';
 import { DomainError } from '../shared/errors.ts';
-import { findOrganization } from '../queries/organizations.ts';
 import type { Lang } from './i18n.ts';
-import type { DashboardUser, Role } from './users.ts';
+import type { DashboardUser, OrganizationChoice, Role } from './users.ts';
 import { renderPage } from './views.ts';
 
 declare module 'express-session' {
@@ -29,7 +27,10 @@ declare module 'express-session' {
 export interface Locals {
   user: DashboardUser;
   account: Account;
-  org?: Organization;
+  /** The account's organizations, read with the user (users.ts signedInUser). */
+  organizations: OrganizationChoice[];
+  /** The organization the URL names, one of them. */
+  org?: OrganizationChoice;
 }
 
 const RANK: Record<Role, number> = { viewer: 0, admin: 1, owner: 2 };
@@ -46,8 +47,8 @@ export function userOf(res: Response): DashboardUser {
   return res.locals.user as DashboardUser;
 }
 
-export function orgOf(res: Response): Organization {
-  return res.locals.org as Organization;
+export function orgOf(res: Response): OrganizationChoice {
+  return res.locals.org as OrganizationChoice;
 }
 
 export function flash(req: Request, kind: 'ok' | 'error', key: string, params?: Record<string, unknown>): void {
@@ -64,20 +65,12 @@ export function formErrors(err: unknown): { field: string; message: string }[] |
 /** Renders `view` in the layout, with what every page needs. */
 export async function render(rt: Runtime, req: Request, res: Response, view: string, data: Record<string, unknown> = {}, status = 200): Promise<void> {
   const user = res.locals.user as DashboardUser | undefined;
-  const org = res.locals.org as Organization | undefined;
+  const org = res.locals.org as OrganizationChoice | undefined;
   const flashed = req.session?.flash;
   if (flashed) delete req.session.flash;
-  let orgs: { id: string; legal_name: string; archived: boolean; selected: boolean }[] = [];
-  if (user) {
-    const rows = await rt.database.db
-      .selectFrom('organizations')
-      .select(['id', 'legal_name', 'archived'])
-      .where('account_id', '=', user.account_id)
-      .orderBy('created_at')
-      .orderBy('id')
-      .execute();
-    orgs = rows.map((o) => ({ id: o.id, legal_name: o.legal_name, archived: o.archived, selected: o.id === org?.id }));
-  }
+  // The switcher: the organizations read with the user at the start of this request.
+  const choices = user ? ((res.locals.organizations as OrganizationChoice[] | undefined) ?? []) : [];
+  const orgs = choices.map((o) => ({ id: o.id, legal_name: o.legal_name, archived: o.archived, selected: o.id === org?.id }));
   const html = renderPage(view, {
     lang: langOf(req),
     csrf: req.csrfToken?.(),
@@ -107,11 +100,15 @@ export function requireRole(rt: Runtime, role: Role): RequestHandler {
   };
 }
 
-/** Loads `:org` (an organization of the user's account) into res.locals.org, else the 404 page. */
+/**
+ * Puts `:org` into res.locals.org when it is one of the account's
+ * organizations (the list read with the user: no query of its own), else
+ * the 404 page.
+ */
 export function withOrg(rt: Runtime): RequestHandler {
   return async (req: Request, res: Response, next: NextFunction) => {
-    const id = String(req.params.org ?? '');
-    const org = isUuid(id) ? await findOrganization(rt.database.db, id.toLowerCase(), userOf(res).account_id) : null;
+    const id = String(req.params.org ?? '').toLowerCase();
+    const org = isUuid(id) ? (res.locals.organizations as OrganizationChoice[]).find((o) => o.id === id) : undefined;
     if (!org) return notFoundPage(rt)(req, res, next);
     res.locals.org = org;
     req.session.orgId = org.id;
@@ -129,7 +126,7 @@ export async function ownedBy(rt: Runtime, table: 'api_keys' | 'webhook_endpoint
 /** Records a configuration change made in the dashboard (keys, webhooks, users) with its user. */
 export async function audit(rt: Runtime, res: Response, action: string, targetId: string | null): Promise<void> {
   const user = userOf(res);
-  const org = res.locals.org as Organization | undefined;
+  const org = res.locals.org as OrganizationChoice | undefined;
   await rt.database.db
     .insertInto('dashboard_audit')
     .values({ account_id: user.account_id, organization_id: org?.id ?? null, user_id: user.id, action, target_id: targetId })

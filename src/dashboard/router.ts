@@ -8,7 +8,6 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
-import { getAccount } from '../accounts/accounts.ts';
 import type { Runtime } from '../runtime.ts';
 import { field, langOf, notFoundPage, render, seeOther } from './context.ts';
 import { isLang } from './i18n.ts';
@@ -19,7 +18,7 @@ import { organizationPages } from './pages/organizations.ts';
 import { userPages } from './pages/users.ts';
 import { webhookPages } from './pages/webhooks.ts';
 import { ABSOLUTE_MS, COOKIE_NAME, csrf, securityHeaders, sessions, signInLimiters, type SignInLimiters } from './security.ts';
-import { authenticate, getUser } from './users.ts';
+import { authenticate, signedInUser } from './users.ts';
 
 const ASSETS = path.join(path.dirname(fileURLToPath(import.meta.url)), 'assets');
 
@@ -82,19 +81,20 @@ export function dashboardRouter(rt: Runtime): Router {
   router.use(sessions(rt));
   router.use(csrf.csrfSynchronisedProtection);
 
-  // Who is signed in: re-read on every request, so a disabled user is out at once.
+  // Who is signed in: re-read on every request, so a disabled user is out at once
+  // (one query: the user, the account and its organizations, users.ts signedInUser).
   router.use(async (req, res, next) => {
     const s = req.session;
     if (!s.userId) return next();
-    const user = await getUser(rt.database.db, s.userId);
-    const account = user && !user.disabled_at ? await getAccount(rt.database.db, user.account_id) : null;
-    if (!user || !account || Date.now() - (s.signedInAt ?? 0) > ABSOLUTE_MS) {
+    const found = await signedInUser(rt.database.db, s.userId);
+    if (!found || found.user.disabled_at || Date.now() - (s.signedInAt ?? 0) > ABSOLUTE_MS) {
       delete s.userId;
       delete s.signedInAt;
       return next();
     }
-    res.locals.user = user;
-    res.locals.account = account;
+    res.locals.user = found.user;
+    res.locals.account = found.account;
+    res.locals.organizations = found.organizations;
     next();
   });
 

@@ -6,7 +6,8 @@
  *   PostgreSQL (table dashboard_sessions); the cookie holds only the signed
  *   session id, HttpOnly, SameSite=Lax, Secure when served over TLS, path
  *   /dashboard. Idle expiry: 30 minutes without a request (rolling cookie
- *   and row expiry); absolute expiry: 12 hours after sign-in.
+ *   and row expiry; the row's expiry is moved forward at most once a
+ *   minute, see LazyTouchStore); absolute expiry: 12 hours after sign-in.
  * - csrf-sync: the synchronizer token pattern, a token per session checked
  *   on every POST (hidden field `_csrf`), compared in constant time;
  * - rate-limiter-flexible (RateLimiterPostgres, table
@@ -55,8 +56,62 @@ async function sessionSecret(rt: Runtime): Promise<string> {
   return row.value as string;
 }
 
+/**
+ * Moving a session row's expiry forward is a write on every page view
+ * (express-session's rolling `touch`). The row's expiry is re-written only
+ * when it has fallen more than TOUCH_AFTER_MS behind the new one, so a busy
+ * user costs one write a minute instead of one a page; the server-side idle
+ * expiry is then between 29 and 30 minutes after the last request (the
+ * cookie's stays 30). The expiry read with the session (one query, as
+ * before) tells which: `get` keeps it by session id until the request's
+ * `touch` or `set`. Saving a changed session writes as before.
+ */
+export const TOUCH_AFTER_MS = 60 * 1000;
+
+function lazyTouchStore(Base: ReturnType<typeof connectPgSimple>, pool: Runtime['database']['pool'], table: string) {
+  return class LazyTouchStore extends Base {
+    /** Session id -> the row's expiry (ms) as read by `get`, until that request's touch or set. */
+    private readonly expiries = new Map<string, number>();
+
+    override get(sid: string, fn: (err: unknown, sess?: session.SessionData | null) => void): void {
+      // connect-pg-simple's own query, plus the expiry; the callback runs outside the promise (as the store's own does).
+      const now = Math.ceil(Date.now() / 1000);
+      pool.query<{ sess: session.SessionData | string; expire: Date }>(`SELECT sess, expire FROM ${table} WHERE sid = $1 AND expire >= to_timestamp($2)`, [sid, now]).then(
+        ({ rows: [row] }) => process.nextTick(() => this.loaded(sid, row, fn)),
+        (err: unknown) => process.nextTick(fn, err),
+      );
+    }
+
+    private loaded(sid: string, row: { sess: session.SessionData | string; expire: Date } | undefined, fn: (err: unknown, sess?: session.SessionData | null) => void): void {
+      if (!row) return fn(null, null);
+      let sess: session.SessionData;
+      try {
+        sess = typeof row.sess === 'string' ? JSON.parse(row.sess) : row.sess;
+      } catch {
+        return this.destroy(sid, fn);
+      }
+      if (this.expiries.size >= 10_000) this.expiries.clear(); // requests that ended before their touch
+      this.expiries.set(sid, row.expire.getTime());
+      fn(null, sess);
+    }
+
+    override touch(sid: string, sess: session.SessionData, fn?: (err?: unknown) => void): void {
+      const stored = this.expiries.get(sid);
+      this.expiries.delete(sid);
+      const next = sess.cookie?.expires ? new Date(sess.cookie.expires).getTime() : null;
+      if (stored !== undefined && next !== null && next - stored < TOUCH_AFTER_MS) return fn?.();
+      super.touch(sid, sess, fn);
+    }
+
+    override set(sid: string, sess: session.SessionData, fn?: (err?: unknown) => void): void {
+      this.expiries.delete(sid);
+      super.set(sid, sess, fn);
+    }
+  };
+}
+
 export function sessions(rt: Runtime): RequestHandler {
-  const PgStore = connectPgSimple(session);
+  const PgStore = lazyTouchStore(connectPgSimple(session), rt.database.pool, 'dashboard_sessions');
   const store = new PgStore({
     pool: rt.database.pool,
     tableName: 'dashboard_sessions',

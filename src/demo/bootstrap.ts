@@ -47,7 +47,7 @@ export interface DemoData {
 export const DEMO_OWNER_EMAIL = 'demo@atlas-demo.ma';
 
 function enabled(rt: Runtime): boolean {
-  return rt.config.serviceMode === 'test' && process.env.DEMO_BOOTSTRAP !== 'false';
+  return rt.config.serviceMode === 'test' && rt.config.demoBootstrap;
 }
 
 /** Creates the demo data when the database has no account; null when it did nothing. */
@@ -105,5 +105,6 @@ export async function demoStartupHook(rt: Runtime): Promise<void> {
   const demo = await bootstrapDemo(rt);
   if (!demo) return;
   rt.logger.info({ account_id: demo.accountId, organization_id: demo.organizationId, key_id: demo.keyId }, 'demo data created');
-  process.stdout.write(`${demoBanner(rt, demo)}\n`);
+  // To the terminal (stderr), not into the JSON log stream on stdout: the key is shown this once.
+  process.stderr.write(`${demoBanner(rt, demo)}\n`);
 }

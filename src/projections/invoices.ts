@@ -152,6 +152,7 @@ async function upsertInvoices(trx: Transaction<Database>, latest: Latest[]): Pro
     counted as (
       insert into invoice_status_counts (organization_id, status, slot, invoices)
       select organization_id, status, slot, sum(n) from deltas group by 1, 2, 3 having sum(n) <> 0 or bool_or(opens)
+      order by 1, 2, 3 -- rows locked in one order by every writer: concurrent writes cannot deadlock on them
       on conflict (organization_id, status, slot) do update set invoices = invoice_status_counts.invoices + excluded.invoices
       where excluded.invoices <> 0)
     select m.id, exists (select from before b where b.id = m.id) as existed from moved m`.execute(trx);

@@ -18,8 +18,9 @@ describe('admin CLI', function () {
     return JSON.parse(r.stdout); // exactly one JSON document
   }
 
-  function expectFailure(r: Result, pattern: RegExp) {
-    expect(r.code).to.equal(1);
+  /** Exit 2: the command was not run as given (usage, validation, unknown id); 1: it ran and failed. */
+  function expectFailure(r: Result, pattern: RegExp, exit = 2) {
+    expect(r.code).to.equal(exit);
     expect(r.stdout).to.equal('');
     expect(r.stderr.trim().split('\n')[0]).to.match(pattern);
     expect(r.stderr).not.to.match(/\n\s+at /); // no stack trace
@@ -78,20 +79,20 @@ describe('admin CLI', function () {
   it('enforces plan limits: no key on starter, 10 active keys on professional', async () => {
     const starter = await createAccount(database.db, 'starter');
     const starterOrg = await insertOrganizationRow(database.db, starter);
-    expectFailure(await admin('key', 'create', '--org', starterOrg, '--bundle', 'full_access', '--json'), /^error: the starter plan has no API access/);
+    expectFailure(await admin('key', 'create', '--org', starterOrg, '--bundle', 'full_access'), /^error: the starter plan has no API access/, 1);
     const pro = await createAccount(database.db, 'professional');
     const org = await insertOrganizationRow(database.db, pro);
     for (let i = 0; i < 10; i++) await createKey(database.db, { accountId: pro, organizationId: org });
-    expectFailure(await admin('key', 'create', '--org', org, '--bundle', 'full_access'), /^error: the organization already has 10 active keys/);
+    expectFailure(await admin('key', 'create', '--org', org, '--bundle', 'full_access'), /^error: the organization already has 10 active keys/, 1);
   });
 
-  it('clear one-line errors and a non-zero exit', async () => {
-    expectFailure(await admin('account', 'create', '--name', 'X', '--plan', 'gold', '--json'), /^error: "gold" is not a plan/);
+  it('clear one-line errors; exit 2 when the command cannot run as given', async () => {
+    expectFailure(await admin('account', 'create', '--name', 'X', '--plan', 'gold'), /^error: "gold" is not a plan/);
     expectFailure(await admin('key', 'revoke', 'nope'), /^error: key nope not found/);
     expectFailure(await admin('key', 'create', '--org', '0190b4a1-0000-7000-8000-000000000000', '--scopes', 'invoices:raed'), /^error: unknown scope "invoices:raed"/);
     expectFailure(await admin('key', 'create', '--org', '0190b4a1-0000-7000-8000-000000000000', '--bundle', 'full_access'), /^error: organization .* not found/);
     const bad = await admin('account', 'create', '--plan', 'starter');
-    expect(bad.code).to.not.equal(0);
+    expect(bad.code).to.equal(2);
     expect(bad.stderr).to.match(/required option '--name <name>'/);
   });
 

@@ -38,7 +38,7 @@ describe('admin CLI: org', function () {
     expect(JSON.parse((await admin('org', 'update', org.id, '--api', 'enabled', '--json')).stdout).api_enabled).to.equal(true);
 
     const duplicate = await admin('org', 'create', '--account', accountId, '--legal-name', 'Copy', '--ice', ice);
-    expect(duplicate.code).to.equal(1);
+    expect(duplicate.code).to.equal(2); // a refused value: VALIDATION_ERROR
     expect(duplicate.stderr).to.match(/already used/);
   });
 
@@ -50,7 +50,7 @@ describe('admin CLI: org', function () {
     ];
     for (const [args, message] of cases) {
       const res = await admin(...args);
-      expect(res.code, args.join(' ')).to.equal(1);
+      expect(res.code, args.join(' ')).to.equal(2);
       expect(res.stderr.trim().split('\n')).to.have.length(1);
       expect(res.stderr).to.match(message);
     }

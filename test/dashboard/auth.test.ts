@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { expect } from 'chai';
 import type { Browser } from 'playwright-core';
-import { ABSOLUTE_MS, COOKIE_NAME, SIGNIN_LIMITS } from '../../src/dashboard/security.ts';
+import { ABSOLUTE_MS, COOKIE_NAME, IDLE_MS, SIGNIN_LIMITS, TOUCH_AFTER_MS } from '../../src/dashboard/security.ts';
 import type { TestServer } from '../support/server.ts';
 import { csrfOf, launchBrowser, newAccount, PASSWORD, screenshot, signedIn, signIn, startDashboardServer, type TestAccount } from './support.ts';
 
@@ -94,6 +94,25 @@ describe('dashboard: users, sign-in, sessions', function () {
     expect(await server.database.db.selectFrom('dashboard_sessions').select('sid').where('sid', '=', sid).executeTakeFirst()).to.equal(undefined);
     const after = await page.goto(`${server.root}/dashboard/o/${acct.organizationId}/keys`);
     expect(new URL(after!.url()).pathname).to.equal('/dashboard/');
+    await context.close();
+  });
+
+  it('moves the session row\'s idle expiry forward at most once a minute, not on every page', async () => {
+    const { context, page } = await signedIn(browser, server.root, acct.users.owner);
+    const sid = decodeURIComponent((await context.cookies()).find((c) => c.name === COOKIE_NAME)!.value).slice(2).split('.')[0];
+    const rows = server.database.db.selectFrom('dashboard_sessions').select('expire').where('sid', '=', sid);
+    const setExpire = (msFromNow: number) => server.database.db.updateTable('dashboard_sessions').set({ expire: new Date(Date.now() + msFromNow) }).where('sid', '=', sid).execute();
+    const keys = `${server.root}/dashboard/o/${acct.organizationId}/keys`;
+    // 20 seconds behind a fresh 30-minute expiry: a page view leaves the row alone.
+    await setExpire(IDLE_MS - 20_000);
+    const before = (await rows.executeTakeFirstOrThrow()).expire.getTime();
+    expect((await page.goto(keys))!.status()).to.equal(200);
+    expect((await rows.executeTakeFirstOrThrow()).expire.getTime()).to.equal(before);
+    // More than a minute behind: the next page view moves it to 30 minutes from now.
+    await setExpire(IDLE_MS - TOUCH_AFTER_MS - 5_000);
+    const viewed = Date.now();
+    expect((await page.goto(keys))!.status()).to.equal(200);
+    expect((await rows.executeTakeFirstOrThrow()).expire.getTime()).to.be.within(viewed + IDLE_MS - 2_000, Date.now() + IDLE_MS + 2_000);
     await context.close();
   });
 

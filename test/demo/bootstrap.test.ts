@@ -13,7 +13,7 @@ describe('demo bootstrap', function () {
   let database: TestDatabase;
   const runtimes: Runtime[] = [];
   const open = async (env: Record<string, string> = {}) => {
-    const rt = await openRuntime(loadConfig({ DATABASE_URL: database.url, PORT: '3000', ...env }), silentLogger, { projectors: processParts.projectors, poolSize: 4 });
+    const rt = await openRuntime(loadConfig({ DATABASE_URL: database.url, PORT: '3000', DEMO_BOOTSTRAP: process.env.DEMO_BOOTSTRAP, ...env }), silentLogger, { projectors: processParts.projectors, poolSize: 4 });
     runtimes.push(rt);
     return rt;
   };

@@ -5,13 +5,14 @@
  * the CEN EN 16931 schematron) with 0 fatal. Skipped, with a message, only
  * where ../shared (beside the repository) or its tools are absent.
  */
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
+import { create } from 'xmlbuilder2';
 import { renderUbl, ublAmount } from '../../src/documents/ubl.ts';
 import { makeSource, manyLines, type SourceSpec } from './fixtures.ts';
 
@@ -119,6 +120,25 @@ describe('documents: UBL content', () => {
     expect(noIf).to.include('<cbc:CompanyID>001525896000088</cbc:CompanyID><cac:TaxScheme><cbc:ID>ICE</cbc:ID>');
     const vat = renderUbl(makeSource({ seller: { vat_number: '40123456' }, lines: [['A', '1', '1', '20']] }));
     expect(vat).to.include('<cbc:CompanyID>MA40123456</cbc:CompanyID>');
+  });
+
+  it('every corpus document is well-formed XML that xmlbuilder2 parses and prints back byte for byte', () => {
+    for (const [name, spec] of CORPUS) {
+      const xml = renderUbl(makeSource(spec));
+      expect(create(xml).end({ prettyPrint: true }), name).to.equal(xml);
+    }
+  });
+
+  it('text that looks like an entity reference is escaped too, and reads back as written', () => {
+    const description = 'R&D &nbsp; &amp; &#169; <b> "x" \'y\' 3 > 2';
+    const xml = renderUbl(makeSource({ notes: 'A&B &lt;', customerName: 'Dupont & Fils &co;', lines: [[description, '1', '10', '20']] }));
+    // Exactly one level of escaping: the literal text, as written.
+    expect(xml).to.include(`<cbc:Name>R&amp;D &amp;nbsp; &amp;amp; &amp;#169; &lt;b&gt; "x" 'y' 3 &gt; 2</cbc:Name>`);
+    // Read back by libxml2 (xmllint, installed by .ci/run), as a reader gets it.
+    const read = (xpath: string) => execFileSync('xmllint', ['--xpath', `string(${xpath})`, '-'], { input: xml }).toString().replace(/\n$/, ''); // xmllint ends with a newline
+    expect(read("//*[local-name()='Item']/*[local-name()='Name']")).to.equal(description);
+    expect(read("/*/*[local-name()='Note']")).to.equal('A&B &lt;');
+    expect(read("//*[local-name()='PartyName']/*[local-name()='Name'][.!='Atlas Conseil SARL']")).to.equal('Dupont & Fils &co;');
   });
 
   it('amounts: zeros past the second decimal are dropped, nothing is rounded', () => {

@@ -8,7 +8,7 @@ import { freshDatabase } from '../support/database.ts';
 
 function start(env: Record<string, string>, args: string[] = []) {
   const res = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
-    env: { ...process.env, DATABASE_URL: '', EVENTSTORE_URL: '', ...env },
+    env: { ...process.env, DATABASE_URL: '', EVENTSTORE_URL: '', LOG_LEVEL: '', DEMO_BOOTSTRAP: '', ...env },
     encoding: 'utf8',
     timeout: 60_000,
   });
@@ -25,6 +25,19 @@ describe('start-up configuration errors', () => {
     ['PORT not a number', { PORT: 'http' }, [], /^error: PORT: "http" is not a TCP port/],
     ['EMBEDDED_PG_PORT not a port', { EMBEDDED_PG_PORT: '0x10' }, [], /^error: EMBEDDED_PG_PORT: "0x10" is not a TCP port/],
     ['unknown role', {}, ['--role', 'cook'], /^error: --role: "cook" is not one of api, projector, webhooks, scheduler/],
+    // Every other variable too (src/config.ts reads them all): none is ignored or crashes with a stack.
+    ['LOG_LEVEL unknown', { LOG_LEVEL: 'loud' }, [], /^error: LOG_LEVEL: "loud" is not one of fatal, error, warn, info, debug, trace, silent/],
+    ['WEBHOOK_TIMEOUT_MS not a number', { WEBHOOK_TIMEOUT_MS: '30s' }, [], /^error: WEBHOOK_TIMEOUT_MS: "30s" is not a number of milliseconds/],
+    ['WEBHOOK_TIMEOUT_MS zero', { WEBHOOK_TIMEOUT_MS: '0' }, [], /^error: WEBHOOK_TIMEOUT_MS: "0" is not a number of milliseconds >= 1/],
+    ['WEBHOOK_SECRET_KEY too short', { WEBHOOK_SECRET_KEY: 'c2hvcnQ=' }, [], /^error: WEBHOOK_SECRET_KEY: must be 32 bytes, as 64 hex digits or base64/],
+    ['WEBHOOK_RETRY_DELAYS_MS not a list', { WEBHOOK_RETRY_DELAYS_MS: '1m,5m' }, [], /^error: WEBHOOK_RETRY_DELAYS_MS: must be a comma-separated list/],
+    ['WEBHOOK_ALLOW_INSECURE not a boolean', { WEBHOOK_ALLOW_INSECURE: 'yes' }, [], /^error: WEBHOOK_ALLOW_INSECURE: "yes" is not true or false/],
+    ['PDF_RENDER_TIMEOUT_MS too small', { PDF_RENDER_TIMEOUT_MS: '5' }, [], /^error: PDF_RENDER_TIMEOUT_MS: "5" is not a number of milliseconds >= 100/],
+    ['DEMO_BOOTSTRAP not a boolean', { DEMO_BOOTSTRAP: 'no' }, [], /^error: DEMO_BOOTSTRAP: "no" is not true or false/],
+    ['SCHEDULER_CRON not cron', { SCHEDULER_CRON: 'hourly' }, [], /^error: SCHEDULER_CRON: "hourly" is not a cron expression/],
+    ['UNAUTHENTICATED_REQUESTS_PER_MINUTE negative', { UNAUTHENTICATED_REQUESTS_PER_MINUTE: '-1' }, [], /^error: UNAUTHENTICATED_REQUESTS_PER_MINUTE: "-1" is not a whole number/],
+    ['METRICS_PORT not a port', { METRICS_PORT: '99999' }, [], /^error: METRICS_PORT: "99999" is not a TCP port/],
+    ['TLS_CERT_FILE without TLS_KEY_FILE', { TLS_CERT_FILE: '/tmp/cert.pem' }, [], /^error: TLS_KEY_FILE: TLS_CERT_FILE and TLS_KEY_FILE must be set together/],
   ];
   for (const [name, env, args, pattern] of cases) {
     it(`${name}: one line naming the variable, exit 1`, () => {

@@ -3,6 +3,7 @@ import pg from 'pg';
 import { announcerFor, PROGRESS_CHANNEL } from '../../src/projections/announcer.ts';
 import { ProjectionProgress } from '../../src/projections/progress.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
+import { until } from '../support/wait.ts';
 
 const pos = (n: number) => `${String(n).padStart(20, '0')}-${String(n).padStart(20, '0')}`;
 
@@ -29,7 +30,18 @@ describe('progress announcements between processes', () => {
     await t.drop();
   });
 
-  const settle = async (ms = 300) => new Promise((r) => setTimeout(r, ms));
+  /**
+   * Everything the announcer sent has arrived: close() waits for its sends to
+   * commit, and a marker notified afterwards arrives after them (PostgreSQL
+   * delivers notifications in commit order).
+   */
+  const settle = async (announcer: ReturnType<typeof announcerFor>) => {
+    await announcer.close();
+    const marker = `marker ${received.length}-${Date.now()}`;
+    await listener.query(`select pg_notify($1, $2)`, [PROGRESS_CHANNEL, marker]);
+    await until(() => received.includes(marker), 5000, 'the marker notification');
+    received.splice(received.indexOf(marker), 1);
+  };
 
   it('sends one notification for consumers that move together, with the newest position of each', async () => {
     const announcer = announcerFor(t.db);
@@ -38,11 +50,11 @@ describe('progress announcements between processes', () => {
     announcer.signal(pos(5), 'customers');
     announcer.signal(pos(7), 'invoices');
     announcer.signal(pos(6), 'invoices'); // older: ignored
-    await settle();
+    await settle(announcer);
     expect(received).to.have.length(1);
     expect(received[0].split('\n').sort()).to.deep.equal([`customers ${pos(5)}`, `invoices ${pos(7)}`]);
     announcer.signal(pos(9), 'webhooks');
-    await settle();
+    await settle(announcer);
     expect(received[1]).to.equal(`webhooks ${pos(9)}`);
   });
 

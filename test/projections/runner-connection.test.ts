@@ -9,7 +9,7 @@ import type { Projector } from '../../src/projections/projector.ts';
 import { ProjectionRunner } from '../../src/projections/runner.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
-import { sleep, until } from '../support/wait.ts';
+import { until } from '../support/wait.ts';
 
 /**
  * The runner writes its batches on the connection that holds its advisory
@@ -91,7 +91,8 @@ describe('projection runner: its connection failing', function () {
     await holder.query(`select position from projection_checkpoints where name = 'counter' for update`);
     await until(async () => (await projectorConnections()).some((a) => a.state === 'active' && /update projection_checkpoints/.test(a.query)), 5000);
     await t.pool.query('select pg_cancel_backend($1)', [(await projectorConnections())[0].pid]);
-    await sleep(200);
+    const updating = async () => (await projectorConnections()).some((a) => a.state === 'active' && /update projection_checkpoints/.test(a.query));
+    await until(async () => !(await updating()), 5000, 'the cancelled update to end');
     expect((await projectorConnections()).map((a) => a.state)).not.to.include('idle in transaction (aborted)');
     await holder.query('commit');
     await holder.end();
@@ -99,7 +100,8 @@ describe('projection runner: its connection failing', function () {
     const errors = await errorsDuring(async () => {
       const next = await store.appendToStream('s', [ev('Counted')], 'any');
       expect(await progress.waitFor(next.position, 5000)).to.equal(true);
-      await sleep(300);
+      // Until the checkpoint row itself moved: errors of that later write count too.
+      await until(async () => (await checkpointRow()).position === next.position, 10_000, 'the checkpoint stored');
     });
     expect(errors).to.deep.equal([]);
     expect(await count()).to.equal(2);
@@ -117,7 +119,7 @@ describe('projection runner: its connection failing', function () {
       gate = null;
       open();
       expect(await progress.waitFor(appended.position, 15_000)).to.equal(true);
-      await sleep(300);
+      await until(async () => (await checkpointRow()).position === appended.position, 10_000, 'the checkpoint stored');
     });
     expect(errors).to.deep.equal([]);
     expect(await count()).to.equal(2);

@@ -23,7 +23,10 @@ export async function startTestServer(
   options: { env?: Record<string, string>; roles?: Role[]; database?: TestDatabase; routes?: readonly RouteSpec[] } = {},
 ): Promise<TestServer> {
   const database = options.database ?? (await freshDatabase());
-  const config: Config = loadConfig({ ...options.env, DATABASE_URL: database.url, PORT: '0' });
+  // DEMO_BOOTSTRAP follows the process (test/hooks.ts turns it off; test/demo/ turns it on);
+  // INLINE_PROJECTIONS too: the HTTP suites run in either projection mode.
+  const inherited = { DEMO_BOOTSTRAP: process.env.DEMO_BOOTSTRAP, INLINE_PROJECTIONS: process.env.INLINE_PROJECTIONS };
+  const config: Config = loadConfig({ ...inherited, ...options.env, DATABASE_URL: database.url, PORT: '0' });
   const logger = process.env.TEST_LOG ? createLogger(process.env.TEST_LOG) : silentLogger;
   const roles = options.roles ?? ['api', 'projector', 'webhooks', 'scheduler'];
   const server = await startServer(config, logger, roles, { ...processParts, routes: options.routes ?? processParts.routes });

@@ -20,9 +20,10 @@ describe('admin CLI: webhook', function () {
     expect(r.code, r.stderr).to.equal(0);
     return JSON.parse(r.stdout);
   }
-  async function failure(env: Record<string, string>, args: string[], pattern: RegExp) {
+  /** Exit 2: not run as given (refused value, unknown id); 1: ran and failed (docs/operations.md "Admin CLI"). */
+  async function failure(env: Record<string, string>, args: string[], pattern: RegExp, exit = 2) {
     const r = await admin(env, ...args);
-    expect(r.code).to.equal(1);
+    expect(r.code, r.stderr).to.equal(exit);
     expect(r.stderr.trim()).to.match(pattern);
     expect(r.stderr).not.to.match(/\n\s+at /);
     return r;
@@ -72,15 +73,19 @@ describe('admin CLI: webhook', function () {
     expect(replayed).to.include({ id: tested.id, status: 'pending', attempt_count: 0 });
   });
 
-  it('test against a failing receiver: the result on stdout, one error line, exit 1', async () => {
+  it('test against a failing receiver: the result on stdout, the error on stderr, exit 1', async () => {
     receiver.behavior = () => ({ status: 500 });
     const { id } = await json('add', '--org', org, '--url', receiver.url('/down'));
-    const r = await failure({}, ['test', id, '--event', 'customer.deleted', '--json'], /^error: the endpoint did not accept the test event: HTTP 500$/);
+    const r = await admin({}, 'test', id, '--event', 'customer.deleted', '--json');
+    expect(r.code, r.stderr).to.equal(1);
     expect(JSON.parse(r.stdout)).to.include({ status: 'failed', status_code: 500, attempt_count: 1 });
+    // With --json the error is JSON too, on stderr.
+    expect(JSON.parse(r.stderr).error).to.deep.equal({ code: 'TEST_EVENT_REFUSED', message: 'the endpoint did not accept the test event: HTTP 500' });
+    await failure({}, ['test', id, '--event', 'customer.deleted'], /^error: the endpoint did not accept the test event: HTTP 500$/, 1);
     receiver.behavior = () => {};
   });
 
-  it('clear errors and exit 1', async () => {
+  it('clear errors, exit 2 for refused values and unknown ids, 1 for a failure', async () => {
     const secure = { WEBHOOK_ALLOW_INSECURE: 'false' };
     await failure(secure, ['add', '--org', org, '--url', receiver.url()], /^error: url: the URL must use https:\/\//);
     await failure(secure, ['add', '--org', org, '--url', 'https://127.0.0.1/hook'], /^error: url: 127\.0\.0\.1 is a loopback address/);
@@ -94,6 +99,6 @@ describe('admin CLI: webhook', function () {
     await failure({}, ['test', '00000000-0000-4000-8000-000000000000', '--event', 'invoice.paid'], /^error: endpoint .* not found$/);
     const { id } = await json('add', '--org', org, '--url', receiver.url());
     await failure({}, ['test', id, '--event', 'invoice.canceled'], /^error: unknown event "invoice.canceled"/);
-    await failure({ WEBHOOK_SECRET_KEY: '' }, ['test', id, '--event', 'invoice.paid'], /WEBHOOK_SECRET_KEY: is needed/);
+    await failure({ WEBHOOK_SECRET_KEY: '' }, ['test', id, '--event', 'invoice.paid'], /WEBHOOK_SECRET_KEY: is needed/, 1);
   });
 });

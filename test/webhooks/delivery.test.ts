@@ -69,6 +69,9 @@ describe('webhooks: delivery per convention', () => {
       expect(r.headers['x-webhook-event']).to.equal(name);
       const row = rows.find((d) => d.event_id === e.id)!;
       expect(r.headers['x-webhook-delivery-id']).to.equal(row.id);
+      // A UUID v7 like every id the service mints (migration 0090), its timestamp the delivery's creation.
+      expect(row.id).to.match(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      expect(parseInt(row.id.replace(/-/g, '').slice(0, 12), 16)).to.be.within(before - 1000, Date.now());
       expect(r.body.toString('utf8')).to.equal(row.body); // the frozen bytes, as stored
       const body = JSON.parse(r.body.toString('utf8'));
       expect(Object.keys(body)).to.deep.equal(['event', 'data', 'organization_id', 'created_at']);

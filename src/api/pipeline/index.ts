@@ -28,6 +28,7 @@ export function mountRoutes(router: Router, rt: Runtime, specs: readonly RouteSp
   for (const spec of specs) {
     const validate = compileValidator(spec); // at start-up: a bad schema fails early
     router[spec.method](spec.path, async (req: Request, res: Response, next: NextFunction) => {
+      res.locals.route = `${req.baseUrl}${spec.path}`; // the route template of the access log and metrics (src/api/access-log.ts)
       try {
         unauthenticated.check(req, res);
         const principal = await authenticate(rt, req).catch((err) => {

@@ -9,7 +9,7 @@ import type { Request, Response, Router } from 'express';
 import { PUBLIC_EVENT_NAME_LIST } from '../../commands/public-event-names.ts';
 import type { Runtime } from '../../runtime.ts';
 import { guardedLookup } from '../../workers/webhooks/address-guard.ts';
-import { timeoutFromEnv, type AttemptDeps } from '../../workers/webhooks/attempt.ts';
+import type { AttemptDeps } from '../../workers/webhooks/attempt.ts';
 import { sendTestEvent } from '../../workers/webhooks/deliveries.ts';
 import { addEndpoint, deleteEndpoint, listEndpoints, rotateSecret, updateEndpoint, type EndpointView } from '../../workers/webhooks/endpoints.ts';
 import { webhookAllowInsecure } from '../../workers/webhooks/index.ts';
@@ -50,7 +50,7 @@ export function webhookPages(router: Router, rt: Runtime): void {
   const testDeps = (): AttemptDeps =>
     (deps ??= {
       retryDelaysMs: rt.config.webhookRetryDelaysMs,
-      timeoutMs: timeoutFromEnv(),
+      timeoutMs: rt.config.webhookTimeoutMs,
       allowInsecure: allowInsecure(rt),
       agents: createAgents(allowInsecure(rt) ? undefined : guardedLookup()),
       secrets: new SecretCache(),

@@ -24,6 +24,7 @@ import * as m0060 from './0060_es_hash_chain.ts';
 import * as m0061 from './0061_reporting_views.ts';
 import * as m0062 from './0062_analyst_access.ts';
 import * as m0070 from './0070_invoice_status_count_slots.ts';
+import * as m0090 from './0090_uuid_v7.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_eventstore': m0001,
@@ -47,4 +48,5 @@ export const migrations: Record<string, Migration> = {
   '0061_reporting_views': m0061,
   '0062_analyst_access': m0062,
   '0070_invoice_status_count_slots': m0070,
+  '0090_uuid_v7': m0090,
 };

@@ -22,11 +22,6 @@ export interface AttemptDeps {
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
 
-/** WEBHOOK_TIMEOUT_MS (tests shorten it), else the reference's 30 seconds. */
-export function timeoutFromEnv(env: Record<string, string | undefined> = process.env): number {
-  const raw = env.WEBHOOK_TIMEOUT_MS;
-  return raw && /^\d+$/.test(raw) && Number(raw) > 0 ? Number(raw) : DEFAULT_TIMEOUT_MS;
-}
 
 export async function attemptDelivery(d: ClaimedDelivery, deps: AttemptDeps, signal?: AbortSignal): Promise<AttemptRecord> {
   const attemptedAt = new Date();

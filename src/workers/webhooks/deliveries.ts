@@ -8,6 +8,7 @@
  *   the caller at creation and attempted once, right away, in this process.
  */
 import { randomUUID } from 'node:crypto';
+import { v7 as uuidv7 } from 'uuid';
 import { sql, type Kysely } from 'kysely';
 import { DomainError } from '../../shared/errors.ts';
 import { attemptDelivery, type AttemptDeps } from './attempt.ts';
@@ -147,7 +148,7 @@ export async function sendTestEvent(
   if (org?.archived) throw new DomainError('INVALID_STATE', `organization ${endpoint.organization_id} is archived: its webhooks wait until it is restored`);
   const event = sampleEvent(eventName, endpoint.organization_id);
   const claimed: ClaimedDelivery = {
-    id: randomUUID(),
+    id: uuidv7(),
     endpoint_id: id,
     organization_id: endpoint.organization_id,
     event_type: event.name,

@@ -38,6 +38,7 @@ export const webhookSenderWorker: Worker = {
       url: rt.database.url,
       logger: rt.logger,
       retryDelaysMs: rt.config.webhookRetryDelaysMs,
+      timeoutMs: rt.config.webhookTimeoutMs,
       allowInsecure: webhookAllowInsecure(rt.config, rt.database.embedded !== null),
     });
     sender.start();

@@ -4,7 +4,7 @@
  * snapshot in the state the event implies, with fresh ids so a receiver's
  * de-duplication never swallows a test. Shapes follow docs/events.md.
  */
-import { randomUUID } from 'node:crypto';
+import { v7 as uuidv7 } from 'uuid';
 import { PUBLIC_EVENT_NAME_LIST } from '../../commands/public-event-names.ts';
 import { DomainError } from '../../shared/errors.ts';
 import type { PublishedEvent } from './signing.ts';
@@ -14,10 +14,10 @@ function sampleInvoice(name: string, now: string): Record<string, unknown> {
   const issued = status !== 'draft';
   const year = now.slice(0, 4);
   return {
-    id: randomUUID(),
+    id: uuidv7(),
     invoice_number: issued ? `INV-${year}-000001` : null,
     status,
-    customer_id: randomUUID(),
+    customer_id: uuidv7(),
     customer_name: 'Atlas Conseil SARL',
     currency: 'MAD',
     issue_date: now.slice(0, 10),
@@ -47,7 +47,7 @@ function sampleInvoice(name: string, now: string): Record<string, unknown> {
 function sampleCustomer(name: string, now: string): Record<string, unknown> {
   const deleted = name === 'customer.deleted';
   return {
-    id: randomUUID(),
+    id: uuidv7(),
     name: 'Atlas Conseil SARL',
     type: 'b2b',
     ice: '001234567000089',
@@ -72,5 +72,5 @@ export function sampleEvent(name: string, organizationId: string, now = new Date
   }
   const at = now.toISOString();
   const data = name.startsWith('invoice.') ? sampleInvoice(name, at) : sampleCustomer(name, at);
-  return { id: randomUUID(), name, organizationId, createdAt: at, data };
+  return { id: uuidv7(), name, organizationId, createdAt: at, data };
 }

@@ -9,8 +9,10 @@
  *   backup or an analysts' replica holds no usable secret. Without the key it
  *   is stored as is (the embedded single-machine default). Rows sealed with a
  *   key stay readable only with that key; plain rows stay readable either way.
+ *   The key is 32 bytes written as 64 hex digits or as base64.
  */
 import { createCipheriv, createDecipheriv, randomBytes, randomInt } from 'node:crypto';
+import { webhookSecretKeyFrom } from '../../config.ts';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const SEALED_PREFIX = 'aes256gcm:';
@@ -34,13 +36,12 @@ export class SecretKeyError extends Error {
   }
 }
 
-/** The sealing key from the environment, or null when secrets are stored as is. */
-export function sealingKey(env: Record<string, string | undefined> = process.env): Buffer | null {
-  const raw = env.WEBHOOK_SECRET_KEY;
-  if (!raw) return null;
-  const key = /^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
-  if (key.length !== 32) throw new SecretKeyError('must be 32 bytes, as 64 hex digits or base64');
-  return key;
+/**
+ * The sealing key (WEBHOOK_SECRET_KEY, parsed and checked in src/config.ts),
+ * or null when secrets are stored as is.
+ */
+export function sealingKey(env?: Record<string, string | undefined>): Buffer | null {
+  return webhookSecretKeyFrom(env);
 }
 
 /** What goes into webhook_endpoints.secret. */

@@ -14,12 +14,13 @@
  * - Stopping: no new claims, in-flight requests get `stopGraceMs`, the rest
  *   are aborted and handed back untried (due at once, for another sender).
  */
+import { webhookAttempts } from '../../shared/metrics.ts';
 import type { Kysely } from 'kysely';
 import { Notifier } from '../../eventstore/notifier.ts';
 import { Alarm } from '../../shared/alarm.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { guardedLookup, type Resolver } from './address-guard.ts';
-import { attemptDelivery, timeoutFromEnv, type AttemptDeps } from './attempt.ts';
+import { attemptDelivery, DEFAULT_TIMEOUT_MS, type AttemptDeps } from './attempt.ts';
 import { claimConnection, claimDue, DELIVERIES_CHANNEL, msUntilNextDue, recordAttempts, releaseClaims, type AttemptRecord, type ClaimedDelivery } from './outbox.ts';
 import { createAgents } from './post.ts';
 import { SecretCache } from './secrets.ts';
@@ -63,7 +64,7 @@ export class WebhookSender {
   private readonly leaseMs: number;
 
   constructor(private readonly o: SenderOptions) {
-    const timeoutMs = o.timeoutMs ?? timeoutFromEnv();
+    const timeoutMs = o.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const concurrency = o.concurrency ?? 32;
     this.slots = new Slots(concurrency, Math.min(o.perEndpoint ?? 8, concurrency));
     this.claimBatch = Math.max(1, Math.floor(concurrency / 4));
@@ -183,6 +184,7 @@ export class WebhookSender {
   private log(d: ClaimedDelivery, r: AttemptRecord): void {
     // Ids only: URLs can carry receivers' tokens, and secrets never leave outbox rows.
     const fields = { delivery_id: d.id, endpoint_id: d.endpoint_id, event: d.event_type, attempt: r.outcome.attemptCount, status_code: r.statusCode, duration_ms: r.durationMs, outcome: r.outcome.status, error: r.error };
+    webhookAttempts.inc({ outcome: r.outcome.status === 'pending' ? 'retrying' : r.outcome.status });
     if (r.outcome.status === 'failed') this.o.logger.warn(fields, 'webhook delivery failed for good');
     else this.o.logger.debug(fields, 'webhook attempt');
   }

@@ -50,7 +50,7 @@ export const webhookSubscriber: Projector = {
     const { numAffectedRows } = await sql`
       insert into webhook_deliveries (id, endpoint_id, organization_id, event_id, event_type, body, next_attempt_at)
       -- Log order as due order (1 µs apart), so senders take a backlog oldest event first.
-      select gen_random_uuid(), e.id, x.org, x.event_id, x.name, case e.convention when 'A' then x.body_a else x.body_b end,
+      select invoicing_uuid_v7(), e.id, x.org, x.event_id, x.name, case e.convention when 'A' then x.body_a else x.body_b end,
              now() + x.n * interval '1 microsecond'
       from unnest(${rows.map((r) => r.pub.organizationId)}::uuid[], ${rows.map((r) => r.pub.id)}::uuid[],
                   ${rows.map((r) => r.pub.name)}::text[], ${rows.map((r) => deliveryBody('A', r.pub))}::text[],
