@@ -95,9 +95,9 @@ describe('invoice decider: finalize, send, pay, void', () => {
 
     it('sent -> paid with the payment details, paid_at normalized to UTC', () => {
       const [event] = given(invoiceDecider, states.sent())
-        .when(pay({ paid_at: '2026-03-02T09:30:00+01:00', payment_method: 'virement', payment_reference: 'VIR-778' }))
+        .when(pay({ paid_at: '2026-03-01T09:30:00+01:00', payment_method: 'virement', payment_reference: 'VIR-778' }))
         .thenTypes('InvoicePaid');
-      expect(event.data.invoice).to.include({ paid_at: '2026-03-02T08:30:00.000Z', payment_method: 'virement', payment_reference: 'VIR-778', version: 4 });
+      expect(event.data.invoice).to.include({ paid_at: '2026-03-01T08:30:00.000Z', payment_method: 'virement', payment_reference: 'VIR-778', version: 4 });
     });
 
     it('amount_due is zero in the currency format (JPY "0")', () => {
