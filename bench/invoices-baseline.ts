@@ -99,7 +99,11 @@ async function main(): Promise<void> {
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
-  app.listen(Number(process.env.PORT));
+  const listening = app.listen(Number(process.env.PORT));
+  // As the service's (src/server.ts): the bench's keep-alive client idles on this server while
+  // the other half runs, and under load that takes longer than Node's 5 s default; a socket the
+  // server closed meanwhile made the next request fail with "socket hang up".
+  listening.keepAliveTimeout = 65_000;
 }
 
 if (process.env.BASELINE_SERVER === '1') void main();

@@ -106,7 +106,9 @@ async function insertChunk(pool: pg.Pool, rows: Row[], attempt = 1): Promise<voi
   const client = await pool.connect();
   let failed: unknown = null;
   try {
-    await client.query('begin');
+    // The service's connections end a transaction idle for 10 s; sending a 4,000-event chunk
+    // on a machine under heavy load took longer than that (the server then closed the socket: EPIPE).
+    await client.query('begin; set local idle_in_transaction_session_timeout = 0');
     await client.query(
       `insert into es_streams (stream_id, revision) select * from unnest($1::text[], $2::bigint[])
        on conflict (stream_id) do update set revision = greatest(es_streams.revision, excluded.revision)`,

@@ -121,8 +121,8 @@ const UPDATES = sql.raw(
  * and the per-status counts moved by what it changed (`before` reads the
  * statement's snapshot, so it sees the statuses as they were).
  *
- * Counts are kept in 16 slots per organization and status (the invoice id's
- * last byte mod 16; migration 0070): inline, this statement runs in the
+ * Counts are kept in 256 slots per organization and status (the invoice
+ * id's last byte; migrations 0070, 0071): inline, this statement runs in the
  * append's transaction and holds the count rows it updates until the commit
  * has flushed, so one row per status would make an organization's writes
  * commit one at a time. Only rows whose count changes are touched (a
@@ -141,7 +141,7 @@ async function upsertInvoices(trx: Transaction<Database>, latest: Latest[]): Pro
     moved as (
       insert into invoices (${names}) select ${names} from input
       on conflict (id) do update set ${UPDATES} where invoices.version < excluded.version
-      returning id, organization_id, status, get_byte(uuid_send(id), 15) % 16 as slot),
+      returning id, organization_id, status, get_byte(uuid_send(id), 15) as slot),
     deltas as (
       select organization_id, status, slot, 1 as n, false as opens from moved
       union all

@@ -7,6 +7,7 @@
 import { expect } from 'chai';
 import { sql } from 'kysely';
 import * as m0070 from '../../src/db/migrations/0070_invoice_status_count_slots.ts';
+import * as m0071 from '../../src/db/migrations/0071_invoice_status_count_256_slots.ts';
 import { withInvoicesApi, type InvoicesClient } from './support.ts';
 import type { TestServer } from '../support/server.ts';
 
@@ -23,7 +24,7 @@ describe('invoice_status_counts in slots', function () {
   let customer: any;
   withInvoicesApi((f) => ({ server, api, customer } = f));
 
-  it('migration 0070 recomputes the rows the projector writes; list totals are the counts', async () => {
+  it('migrations 0070 and 0071 recompute the rows the projector writes; list totals are the counts', async () => {
     const drafts = await Promise.all(Array.from({ length: 24 }, () => api.draft(customer.id)));
     for (const d of drafts.slice(0, 6)) expect((await api.action(d.id, 'finalize')).status).to.equal(200);
     for (const d of drafts.slice(0, 2)) expect((await api.action(d.id, 'send')).status).to.equal(200);
@@ -44,7 +45,8 @@ describe('invoice_status_counts in slots', function () {
       { status: 'draft', invoices: 18 }, { status: 'finalized', invoices: 4 }, { status: 'paid', invoices: 0 },
       { status: 'sent', invoices: 2 }, { status: 'void', invoices: 0 },
     ]);
-    await m0070.up(server.database.db);
+    await m0070.up(server.database.db); // 16 slots
+    await m0071.up(server.database.db); // 256, as the projector writes them
     expect(await counts(server)).to.deep.equal(live);
   });
 });

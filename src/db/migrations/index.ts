@@ -24,6 +24,7 @@ import * as m0060 from './0060_es_hash_chain.ts';
 import * as m0061 from './0061_reporting_views.ts';
 import * as m0062 from './0062_analyst_access.ts';
 import * as m0070 from './0070_invoice_status_count_slots.ts';
+import * as m0071 from './0071_invoice_status_count_256_slots.ts';
 import * as m0090 from './0090_uuid_v7.ts';
 
 export const migrations: Record<string, Migration> = {
@@ -48,5 +49,6 @@ export const migrations: Record<string, Migration> = {
   '0061_reporting_views': m0061,
   '0062_analyst_access': m0062,
   '0070_invoice_status_count_slots': m0070,
+  '0071_invoice_status_count_256_slots': m0071,
   '0090_uuid_v7': m0090,
 };

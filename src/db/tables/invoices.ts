@@ -81,7 +81,7 @@ export interface InvoiceNumbersTable {
 export interface InvoiceStatusCountsTable {
   organization_id: string;
   status: string;
-  /** 0..15: the invoice id's last byte mod 16 (migration 0070); a count is the sum over the slots. */
+  /** 0..255: the invoice id's last byte (migrations 0070, 0071); a count is the sum over the slots. */
   slot: number;
   invoices: number;
 }
