@@ -6,6 +6,7 @@
  * of one append per request. The projectors then catch up as they would
  * after a restart, which is also a measure of replay speed.
  */
+import { isConnectionError } from '../src/db/connection.ts';
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { v7 as uuidv7 } from 'uuid';
@@ -96,10 +97,14 @@ export async function seedInvoices(pool: pg.Pool, organizationId: string, custom
   return { invoices: total, events: rows.length };
 }
 
-async function insertChunk(pool: pg.Pool, rows: Row[]): Promise<void> {
+async function insertChunk(pool: pg.Pool, rows: Row[], attempt = 1): Promise<void> {
   const last = new Map<string, number>();
   for (const r of rows) last.set(r.stream, Math.max(last.get(r.stream) ?? -1, r.revision));
+  // Built before the transaction opens: under heavy load the JSON of 4,000 events must not hold it open.
+  const columns = [rows.map((r) => r.stream), rows.map((r) => r.revision), rows.map((r) => r.id), rows.map((r) => r.type),
+    rows.map((r) => JSON.stringify(r.data)), rows.map((r) => JSON.stringify(r.metadata)), rows.map((r) => r.hash)];
   const client = await pool.connect();
+  let failed: unknown = null;
   try {
     await client.query('begin');
     await client.query(
@@ -110,15 +115,19 @@ async function insertChunk(pool: pg.Pool, rows: Row[]): Promise<void> {
     await client.query(
       `insert into es_events (stream_id, revision, event_id, type, data, metadata, hash)
        select * from unnest($1::text[], $2::bigint[], $3::uuid[], $4::text[], $5::jsonb[], $6::jsonb[], $7::text[])`,
-      [rows.map((r) => r.stream), rows.map((r) => r.revision), rows.map((r) => r.id), rows.map((r) => r.type),
-        rows.map((r) => JSON.stringify(r.data)), rows.map((r) => JSON.stringify(r.metadata)), rows.map((r) => r.hash)],
+      columns,
     );
     await client.query(`select pg_notify('es_appended', '')`);
     await client.query('commit');
   } catch (err) {
     await client.query('rollback').catch(() => {});
-    throw err;
+    failed = err;
   } finally {
-    client.release();
+    client.release(failed ? (failed as Error) : undefined);
   }
+  if (failed === null) return;
+  // A pooled connection that died while the seed computed (seen under load as EPIPE): the chunk
+  // was rolled back with it, so it is sent once more on a fresh connection.
+  if (isConnectionError(failed) && attempt === 1) return insertChunk(pool, rows, 2);
+  throw failed;
 }

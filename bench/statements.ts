@@ -8,8 +8,9 @@
  * and again one at a time: create (5-line invoice), finalize, list (20 with
  * a status filter). For each: throughput, latency, CPU per request of the
  * server and of all its PostgreSQL connections (`invoicing%`), statements
- * per request that the server sent (top level: each is a round trip) and
- * those run inside them (nested), and the statements by calls per request.
+ * per request that the server sent (top level; a message of several, like
+ * `begin; select es_append(...)`, counts each) and those run inside them
+ * (nested: es_append's own), and the statements by calls per request.
  * Everything the request caused is counted, the log consumers' work
  * included (runners, webhook subscriber, notifications). BENCH_N (default
  * 2,000; 300 one at a time), BENCH_C (default 32), BENCH_CASES (default
@@ -119,7 +120,7 @@ async function measure(database: BenchDatabase, serverPid: number, label: string
   const ms = rows.filter((x) => x.toplevel).reduce((a, x) => a + x.ms, 0);
   console.log(`\n${label}: ${((n / r.elapsedMs) * 1000).toFixed(0)}/s, p50 ${fmtMs(lat.p50)}, p99 ${fmtMs(lat.p99)}; ` +
     `CPU per request: server ${((after.node - before.node) / n).toFixed(2)} ms, PostgreSQL ${(pgMs / n).toFixed(2)} ms; ` +
-    `statements per request: ${(sum(true) / n).toFixed(2)} sent (round trips), ${(sum(false) / n).toFixed(2)} nested; ` +
+    `statements per request: ${(sum(true) / n).toFixed(2)} top level, ${(sum(false) / n).toFixed(2)} nested; ` +
     `${((ms / n) * 1000).toFixed(0)} us of execution + planning`);
   console.log('  calls/req   us/req  statement (top level; nested ones marked "  >")');
   for (const x of rows.filter((x) => Number(x.calls) / n >= 0.01).slice(0, 24)) {

@@ -162,8 +162,9 @@ function asRecorded(stream: string, events: NewEvent[], lastRevision: number, tx
 }
 
 /**
- * An append whose events an inline projection reads: BEGIN, es_append, the
- * projections' statements, COMMIT, on one pooled connection. The events and
+ * An append whose events an inline projection reads: BEGIN with es_append
+ * (one message), the projections' statements, COMMIT, on one pooled
+ * connection. The events and
  * their rows commit together or not at all; a failing projection rolls the
  * append back and surfaces as InlineProjectionError (a 500 for the client,
  * nothing half-written).
@@ -178,39 +179,46 @@ async function appendWithInline(
   if (events.length === 0) throw new TypeError('appendToStream needs at least one event');
   const client = await pool.connect();
   let broken: Error | undefined;
+  let failedAppend: unknown = null;
   try {
-    await client.query('begin');
     let row: any;
     try {
-      const { rows } = await client.query({
-        name: 'es_append_inline',
-        // now(): the transaction's timestamp, which es_events.created_at defaults to.
-        text: 'select last_revision, last_transaction, last_position, now() as at from es_append($1, $2, $3::jsonb)',
-        values: [stream, expectedCode(expected), appendPayload(stream, events)],
-      });
-      row = rows[0];
+      // BEGIN and the append in one message (simple protocol, so the values go as escaped
+      // literals): one round trip fewer per write. now() is the transaction's timestamp,
+      // which es_events.created_at defaults to.
+      const literal = (v: string) => client.escapeLiteral(v);
+      const results = (await client.query(
+        `begin; select last_revision, last_transaction, last_position, now() as at
+         from es_append(${literal(stream)}, ${expectedCode(expected)}, ${literal(appendPayload(stream, events))}::jsonb)`,
+      )) as unknown as pg.QueryResult[];
+      row = results[1].rows[0];
     } catch (err) {
       await client.query('rollback').catch((e) => (broken = e));
-      // The transaction is gone: an idempotent retry or a conflict is answered as in autocommit.
-      return await appendInTransaction(pool, stream, events, expected, err);
+      failedAppend = err;
     }
-    const recorded = asRecorded(stream, events, Number(row.last_revision), row.last_transaction, row.last_position, row.at);
-    try {
-      await inline.apply(recorded, client);
-    } catch (err) {
-      await client.query('rollback').catch((e) => (broken = e));
-      // A lost connection stays recognisable through `cause` (the API answers 503 for it).
-      throw new InlineProjectionError(stream, err);
+    if (failedAppend === null) {
+      const recorded = asRecorded(stream, events, Number(row.last_revision), row.last_transaction, row.last_position, row.at);
+      try {
+        await inline.apply(recorded, client);
+      } catch (err) {
+        await client.query('rollback').catch((e) => (broken = e));
+        // A lost connection stays recognisable through `cause` (the API answers 503 for it).
+        throw new InlineProjectionError(stream, err);
+      }
+      await client.query('commit');
+      return { nextRevision: Number(row.last_revision), position: encodePosition(row.last_transaction, row.last_position) };
     }
-    await client.query('commit');
-    return { nextRevision: Number(row.last_revision), position: encodePosition(row.last_transaction, row.last_position) };
   } catch (err) {
-    // BEGIN or COMMIT failed: the connection is suspect, do not pool it again.
-    if (!(err instanceof InlineProjectionError) && !(err instanceof WrongExpectedVersionError)) broken ??= err as Error;
+    // COMMIT failed: the connection is suspect, do not pool it again.
+    if (!(err instanceof InlineProjectionError)) broken ??= err as Error;
     throw err;
   } finally {
     client.release(broken);
   }
+  // The append failed and its transaction is gone; the connection is back in the pool before
+  // the error is classified (an idempotent retry or a conflict, answered as in autocommit), so
+  // appenders that all conflict at once never wait for a second connection while holding one.
+  return appendInTransaction(pool, stream, events, expected, failedAppend);
 }
 
 export async function readAllFrom(db: Queryable, after: string | null, limit: number): Promise<RecordedEvent[]> {

@@ -206,5 +206,6 @@ describe('documents: without Chromium', function () {
     expect(ready.checks.pdf.state).to.equal('unavailable');
     // The public probe shows the state, not the error text or the path (docs/operations.md "Probes").
     expect(ready.checks.pdf).to.deep.equal({ state: 'unavailable', version: null });
+    expect(JSON.stringify(ready)).not.to.include('/nonexistent');
   });
 });

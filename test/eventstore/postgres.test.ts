@@ -1,12 +1,12 @@
 import { expect } from 'chai';
-import { appendInTransaction } from '../../src/eventstore/postgres.ts';
+import { appendInTransaction, type PostgresStoreOptions } from '../../src/eventstore/postgres.ts';
 import { comparePositions, type RecordedEvent } from '../../src/eventstore/types.ts';
 import { freshPostgresStore } from '../support/event-store.ts';
 import { sleep } from '../support/wait.ts';
 import { newEvent, runEventStoreContract, streamName, waitFor, type ContractSetup } from './contract.ts';
 
-async function postgresSetup(): Promise<ContractSetup> {
-  const { database, store, cleanup } = await freshPostgresStore();
+async function postgresSetup(options: PostgresStoreOptions = {}): Promise<ContractSetup> {
+  const { database, store, cleanup } = await freshPostgresStore(options);
   return {
     store,
     cleanup,
@@ -35,7 +35,20 @@ async function postgresSetup(): Promise<ContractSetup> {
   };
 }
 
-runEventStoreContract('postgres', postgresSetup);
+runEventStoreContract('postgres', () => postgresSetup());
+
+// Every append through the inline path (BEGIN + es_append, a projection's statement on the same
+// connection, COMMIT; docs/architecture.md "Inline projections"): the same contract holds.
+runEventStoreContract('postgres with an inline projection of every event', () =>
+  postgresSetup({
+    inline: {
+      handles: () => true,
+      async apply(events, client) {
+        await client.query('select $1::int as n', [events.length]);
+      },
+    },
+  }),
+);
 
 describe('postgres event store: a transaction that commits late', function () {
   let ctx: ContractSetup;

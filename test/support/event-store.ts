@@ -1,5 +1,5 @@
 /** The PostgreSQL event store on a fresh database, for suites that run against the event store port. */
-import { createPostgresEventStore } from '../../src/eventstore/postgres.ts';
+import { createPostgresEventStore, type PostgresStoreOptions } from '../../src/eventstore/postgres.ts';
 import type { EventStore } from '../../src/eventstore/types.ts';
 import { freshDatabase, type TestDatabase } from './database.ts';
 
@@ -10,9 +10,9 @@ export interface PostgresStoreSetup {
   cleanup(): Promise<void>;
 }
 
-export async function freshPostgresStore(): Promise<PostgresStoreSetup> {
+export async function freshPostgresStore(options: PostgresStoreOptions = {}): Promise<PostgresStoreSetup> {
   const database = await freshDatabase();
-  const store = await createPostgresEventStore(database.pool);
+  const store = await createPostgresEventStore(database.pool, undefined, options);
   return {
     database,
     store,
