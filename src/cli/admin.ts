@@ -32,7 +32,11 @@ function firstLine(err: unknown): string {
 }
 
 function failureOf(err: unknown): Failure {
-  if (err instanceof CommanderError) return { code: 'USAGE_ERROR', message: err.message.replace(/^error: /, ''), exit: 2 };
+  if (err instanceof CommanderError) {
+    // A group without its command prints its help (suppressed with --json) and throws '(outputHelp)'.
+    const message = err.code === 'commander.help' ? 'a command is missing (see --help)' : err.message.replace(/^error: /, '');
+    return { code: 'USAGE_ERROR', message, exit: 2 };
+  }
   if (err instanceof UsageError) return { code: err.code, message: err.message, details: err.details, exit: 2 };
   if (err instanceof CommandFailed) return { code: err.code, message: err.message, exit: 1 };
   if (err instanceof ConfigError) return { code: 'CONFIGURATION_ERROR', message: err.message, details: { variable: err.variable }, exit: 1 };
