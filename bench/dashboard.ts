@@ -10,6 +10,7 @@
  * machine hits every page alike. BENCH_SCALE multiplies the rounds.
  */
 import http from 'node:http';
+import { loadavg } from 'node:os';
 import { sql } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import { createAccount } from '../src/accounts/accounts.ts';
@@ -158,7 +159,7 @@ export async function run(): Promise<void> {
       samples.get(baseline[0])!.push(await once(baseline, auth));
       for (const p of pages) samples.get(p[0])!.push(await once(p, { cookie }));
     }
-    step('measured');
+    step(`measured (load average ${loadavg().map((l) => l.toFixed(1)).join(' ')})`);
     const base = summarize(samples.get(baseline[0])!);
     const rows = [...samples].map(([name, s]) => {
       const x = summarize(s);

@@ -51,7 +51,7 @@ const localeOf = (i: number): DocumentLocale => (i % 2 === 0 ? 'fr' : 'ar');
  * PSS: pages shared between Chromium's processes counted once, shared out,
  * which RSS would count in every process. RSS summed is shown beside it.
  */
-function treeMemoryMiB(): { pss: number; rss: number } {
+function treeMemoryMiB(): { pss: number; rss: number; node: number } {
   const parent = new Map<number, number>();
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
@@ -65,17 +65,20 @@ function treeMemoryMiB(): { pss: number; rss: number } {
   const inTree = (pid: number): boolean => pid === process.pid || (pid > 1 && parent.has(pid) && inTree(parent.get(pid)!));
   let pss = 0;
   let rss = 0;
+  let node = 0;
   for (const pid of parent.keys()) {
     if (!inTree(pid)) continue;
     try {
       const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
-      pss += Number(/^Pss:\s+(\d+) kB/m.exec(rollup)?.[1] ?? 0);
+      const own = Number(/^Pss:\s+(\d+) kB/m.exec(rollup)?.[1] ?? 0);
+      pss += own;
+      if (pid === process.pid) node = own;
       rss += Number(/^Rss:\s+(\d+) kB/m.exec(rollup)?.[1] ?? 0);
     } catch {
       // exited meanwhile
     }
   }
-  return { pss: pss / 1024, rss: rss / 1024 };
+  return { pss: pss / 1024, rss: rss / 1024, node: node / 1024 };
 }
 
 async function measure(printer: PdfPrinter) {
@@ -139,6 +142,7 @@ export async function run(): Promise<void> {
       ['render p50 at concurrency 4 (ms)', fmtMs(naive.p50at4), fmtMs(warm.p50at4), x(naive.p50at4, warm.p50at4), ''],
       ['cached p50 (ms)', fmtMs(naive.p50), fmtMs(cached.p50), x(naive.p50, cached.p50), '<= 5'],
       ['memory, process + Chromium, PSS (MiB)', '', memory.pss.toFixed(0), '', '< 400'],
+      ['  of which this Node process (MiB)', '', memory.node.toFixed(0), '', ''],
       ['  the same as summed RSS (MiB)', '', memory.rss.toFixed(0), '', ''],
       ['UBL documents/s (naive: xmlbuilder2 DOM)', ublBaseline.toFixed(0), ublPerSecond.toFixed(0), x(ublPerSecond, ublBaseline), '>= 500'],
     ];

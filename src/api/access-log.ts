@@ -3,7 +3,7 @@
  * server answers (docs/operations.md "Logs" and "Metrics").
  *
  * - `X-Request-Id`: the client's if it is sane (1..128 of `[\w.-]`), else a
- *   new UUID; sent back, put in every log line of the request
+ *   new UUID v7; sent back, put in every log line of the request
  *   (`res.locals.logger`) and in the events it appends.
  * - One line per answer: method, route template (`/api/v1/invoices/:id`, or
  *   `unmatched` for a path no route knows), full path with query, status,
@@ -15,10 +15,10 @@
  * - The same route template and status label the request counter and latency
  *   histogram (src/shared/metrics.ts).
  */
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
 import { pinoHttp } from 'pino-http';
+import { v7 as uuidv7 } from 'uuid';
 import type { Logger } from '../shared/logger.ts';
 import { httpDuration, httpRequests } from '../shared/metrics.ts';
 
@@ -46,7 +46,7 @@ export function accessLog(logger: Logger): RequestHandler {
     customAttributeKeys: { reqId: 'request_id', responseTime: 'ms' },
     genReqId: (req: IncomingMessage, res: ServerResponse) => {
       const given = req.headers['x-request-id'];
-      const id = typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : randomUUID();
+      const id = typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : uuidv7();
       res.setHeader('X-Request-Id', id);
       return id;
     },

@@ -32,7 +32,11 @@ function firstLine(err: unknown): string {
 }
 
 function failureOf(err: unknown): Failure {
-  if (err instanceof CommanderError) return { code: 'USAGE_ERROR', message: err.message.replace(/^error: /, ''), exit: 2 };
+  if (err instanceof CommanderError) {
+    // A group without its command prints its help (suppressed with --json) and throws '(outputHelp)'.
+    const message = err.code === 'commander.help' ? 'a command is missing (see --help)' : err.message.replace(/^error: /, '');
+    return { code: 'USAGE_ERROR', message, exit: 2 };
+  }
   if (err instanceof UsageError) return { code: err.code, message: err.message, details: err.details, exit: 2 };
   if (err instanceof CommandFailed) return { code: err.code, message: err.message, exit: 1 };
   if (err instanceof ConfigError) return { code: 'CONFIGURATION_ERROR', message: err.message, details: { variable: err.variable }, exit: 1 };
@@ -48,7 +52,7 @@ function failureOf(err: unknown): Failure {
 function humanLine(f: Failure): string {
   const fields = Array.isArray(f.details?.fields) ? (f.details.fields as { field: string; message: string }[]) : [];
   const said = fields.filter((x) => !f.message.includes(`${x.field}: ${x.message}`) && !f.message.includes(`${x.field} ${x.message}`));
-  return said.length === 0 ? f.message : `${f.message}: ${said.map((x) => `${x.field}: ${x.message}`).join('; ')}`;
+  return said.length === 0 ? f.message : `${f.message.replace(/\.$/, '')}: ${said.map((x) => `${x.field}: ${x.message}`).join('; ')}`;
 }
 
 function report(err: unknown, json: boolean): number {

@@ -11,13 +11,17 @@ import { exportEvents, type ExportFormat } from '../audit/export.ts';
 import { invoiceHistory } from '../audit/invoice-history.ts';
 import { verifyLog, type Break, type VerifyReport } from '../audit/verify.ts';
 import { Progress } from './progress.ts';
-import { BadInputError, badInputExitsWith2, print, table, withJson, type Open, type OutputOptions } from './shared.ts';
+import { BadInputError, badInputExitsWith2, CommandFailed, print, table, withJson, type Open, type OutputOptions } from './shared.ts';
 import type { Database } from '../db/schema.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** A verification that found breaks: the report is already printed; exit code 1. */
-export class VerificationFailed extends Error {}
+export class VerificationFailed extends CommandFailed {
+  constructor(message: string) {
+    super(message, 'VERIFICATION_FAILED');
+  }
+}
 
 export function parseUuid(value: string | undefined, what: string): string {
   if (value === undefined) throw new BadInputError(`${what} is required`);

@@ -5,7 +5,7 @@
  *   that aborts every request (and is offline): a document is
  *   self-contained, so anything that tries to load is a bug or an
  *   injection, never a fetch.
- * - Invoices (`printDocument`) go to warm pages: a few pages (`pages`, 4 by
+ * - Invoices (`printDocument`) go to warm pages: a few pages (`pages`, 2 by
  *   default) that loaded the fonts once, when they were opened, and keep
  *   them; each render replaces everything else in the page (the <html>
  *   attributes, the title, the styles, the body), so nothing of one invoice
@@ -134,7 +134,7 @@ export class PdfPrinter {
         if (!this.closed) Object.assign(this.state, { state: 'unavailable', error: 'Chromium exited; it is relaunched on the next render' });
       });
       const context = await this.newContext(browser);
-      const pages = new PagePool(this.options.pages ?? 4, () => this.openWarmPage(context));
+      const pages = new PagePool(this.options.pages ?? 2, () => this.openWarmPage(context));
       this.state.launches++;
       Object.assign(this.state, { state: 'ready', version: browser.version(), error: null });
       return { browser, context, pages };

@@ -78,7 +78,7 @@ describe('API pipeline: validation, replies, errors', () => {
 
   it('refuses what no route could store: NUL characters, numbers beyond 2^53; unreadable bodies are 400', async () => {
     const nul = await call(things(), tenant.key.secret, { method: 'POST', body: '{"name": "a\\u0000b"}' });
-    expect(nul.body.error.details.fields).to.deep.equal([{ field: 'name', message: 'must not contain NUL characters or invalid Unicode' }]);
+    expect(nul.body.error.details.fields).to.deep.equal([{ field: 'name', message: 'must not contain control characters (other than tab and line breaks) or invalid Unicode' }]);
     const query = await call(`${server.url}/_test/echo?page=99999999999999999999`, tenant.key.secret);
     expect(query.body.error.details.fields).to.deep.equal([{ field: 'page', message: 'is too large' }]);
     const huge = await call(things(), tenant.key.secret, { method: 'POST', body: '{"name": "a", "items": [{"quantity": 1e30}]}' });

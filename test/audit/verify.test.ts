@@ -91,10 +91,13 @@ describe('audit verify', function () {
     expect(report.breaks_count).to.equal(1);
     expect(report.first_break).to.include({ kind: 'event', stream: target, revision: 3, found_hash: stored });
     expect(report.first_break.expected_hash).to.match(/^[0-9a-f]{64}$/).and.not.equal(stored);
-    expect(r.stderr.trim()).to.equal(`error: broken: ${target} revision 3: expected ${report.first_break.expected_hash}, found ${stored}`);
+    // With --json the error is JSON too, on stderr (docs/operations.md "Admin CLI").
+    const broken = `broken: ${target} revision 3: expected ${report.first_break.expected_hash}, found ${stored}`;
+    expect(JSON.parse(r.stderr)).to.deep.equal({ error: { code: 'VERIFICATION_FAILED', message: broken } });
     // Human output names it too; the other organization is unaffected.
     const humanOut = await verify(s);
     expect(humanOut.code).to.equal(1);
+    expect(humanOut.stderr.trim()).to.equal(`error: ${broken}`);
     expect(humanOut.stdout).to.contain(`event ${target} revision 3`).and.contain(`found    ${stored}`);
     expect((await verify(s, '--org', s.other)).code).to.equal(0);
   });

@@ -61,7 +61,8 @@ describe('admin CLI: errors, exit codes, lists', function () {
     expect(human.stderr).to.match(/required option '--name <name>'/);
   });
 
-  it('an unknown organization or account is an error (exit 2, NOT_FOUND), never an empty list', async () => {
+  it('an unknown organization or account is an error (exit 2, NOT_FOUND), never an empty list', async function () {
+    this.timeout(600_000); // a dozen CLI processes, slow on a loaded machine
     for (const args of [
       ['key', 'list', '--org', UNKNOWN],
       ['key', 'list', '--account', UNKNOWN],
@@ -75,6 +76,8 @@ describe('admin CLI: errors, exit codes, lists', function () {
       const error = await jsonError(args, 2);
       expect(error.code, args.join(' ')).to.equal('NOT_FOUND');
       expect(error.message).to.match(/^(organization|account) .* not found$/);
+    }
+    for (const args of [['key', 'list', '--org', UNKNOWN], ['user', 'list', '--account', UNKNOWN]]) {
       const human = await admin(...args);
       expect(human.code).to.equal(2);
       expect(human.stdout).to.equal('');

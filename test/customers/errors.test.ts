@@ -33,7 +33,7 @@ describe('customers API: errors', () => {
   });
 
   it('refuses text PostgreSQL cannot store (NUL, unpaired surrogates) instead of failing with a 500', async () => {
-    const bad = 'must not contain NUL characters or invalid Unicode';
+    const bad = 'must not contain control characters (other than tab and line breaks) or invalid Unicode';
     expect(fieldsOf(await api.create({ name: 'a\u0000b', type: 'b2c', tags: ['ok', '\ud800'], address: { city: 'x\udc00' } }))).to.deep.equal({
       name: bad,
       'tags[1]': bad,

@@ -50,10 +50,10 @@ describe('dashboard: users, sign-in, sessions', function () {
     expect(row.password_hash).not.to.include(PASSWORD);
 
     const noStdin = await admin(url, ['user', 'create', '--account', acct.accountId, '--email', 'x@example.ma', '--role', 'admin'], '');
-    expect(noStdin.code).to.equal(1);
+    expect(noStdin.code).to.equal(2); // not run as given (docs/operations.md "Admin CLI")
     expect(noStdin.stderr).to.include('--password-stdin');
     const short = await admin(url, ['user', 'create', '--account', acct.accountId, '--email', 'y@example.ma', '--role', 'boss', '--password-stdin'], 'short\n');
-    expect(short.code).to.equal(1);
+    expect(short.code).to.equal(2); // refused values
     expect(short.stderr).to.include('role must be one of owner, admin, viewer').and.to.include('password must be at least 12 characters');
     const duplicate = await admin(url, ['user', 'create', '--account', acct.accountId, '--email', 'compta@example.ma', '--role', 'viewer', '--password-stdin'], PASSWORD);
     expect(duplicate.stderr).to.include('email already used');

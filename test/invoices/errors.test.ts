@@ -43,9 +43,15 @@ describe('invoices API: errors', () => {
     expect(
       fieldsOf(await api.create({ ...base, notes: 'a\u0000b', payment_terms: '\ud800', items: [line('x\u0000')] })),
     ).to.deep.equal({
-      notes: 'must not contain NUL characters or invalid Unicode',
-      payment_terms: 'must not contain NUL characters or invalid Unicode',
-      'items[0].description': 'must not contain NUL characters or invalid Unicode',
+      notes: 'must not contain control characters (other than tab and line breaks) or invalid Unicode',
+      payment_terms: 'must not contain control characters (other than tab and line breaks) or invalid Unicode',
+      'items[0].description': 'must not contain control characters (other than tab and line breaks) or invalid Unicode',
+    });
+    // ...and what XML 1.0 cannot carry (the UBL document): C0 controls but tab and line breaks, U+FFFF.
+    expect(fieldsOf(await api.create({ ...base, notes: 'a\u0001b', payment_terms: 'x\uffff', items: [line('Conseil\u001b[31m')] }))).to.deep.equal({
+      notes: 'must not contain control characters (other than tab and line breaks) or invalid Unicode',
+      payment_terms: 'must not contain control characters (other than tab and line breaks) or invalid Unicode',
+      'items[0].description': 'must not contain control characters (other than tab and line breaks) or invalid Unicode',
     });
     const infinite = `{"customer_id":"${customer.id}","issue_date":"2026-01-01","items":[{"description":"x","quantity":1e400,"unit_price":1}]}`;
     expect(fieldsOf(await api.create(infinite, { 'content-type': 'application/json' }))).to.deep.equal({ 'items[0].quantity': 'must be a number or a string' });
@@ -53,6 +59,8 @@ describe('invoices API: errors', () => {
     const notJson = await call(`${api.url}/invoices`, api.secret, { method: 'POST', body: '{"items": [', headers: { 'content-type': 'application/json' } });
     expectError(notJson, 400, 'INVALID_JSON');
     expect((await api.list()).body.meta.pagination.total).to.equal(0);
+    // Tab and line breaks are text.
+    expect((await api.create({ ...base, notes: 'ligne 1\r\n\tligne 2', items: [line()] })).status).to.equal(201);
   });
 
   it('VALIDATION_ERROR on customer_id: unknown, another organization\'s, archived, inactive', async () => {
@@ -129,7 +137,11 @@ describe('invoices API: errors', () => {
     expect(fieldsOf(await api.action(inv.id, 'void'))).to.deep.equal({ reason: 'is required' });
     expect(fieldsOf(await api.action(inv.id, 'void', { reason: '   ' }))).to.deep.equal({ reason: 'must not be empty' });
     expect(fieldsOf(await api.action(inv.id, 'void', { reason: 'x'.repeat(501) }))).to.deep.equal({ reason: 'must be at most 500 characters long' });
-    expect(fieldsOf(await api.action(inv.id, 'pay', { paid_at: 'yesterday', method: 'cash' }))).to.deep.equal({ method: 'is not allowed' });
+    // Both layers in one answer: the schema's unknown field and the decider's paid_at rule (docs/api-decisions.md "Errors").
+    expect(fieldsOf(await api.action(inv.id, 'pay', { paid_at: 'yesterday', method: 'cash' }))).to.deep.equal({
+      method: 'is not allowed',
+      paid_at: 'must be an ISO 8601 datetime with a time zone',
+    });
     expect(fieldsOf(await api.action(inv.id, 'pay', { paid_at: 'yesterday' }))).to.deep.equal({ paid_at: 'must be an ISO 8601 datetime with a time zone' });
     expect(fieldsOf(await api.action(inv.id, 'send', { now: true }))).to.deep.equal({ now: 'is not allowed' });
     expect((await api.get(inv.id)).body.data.status).to.equal('finalized');

@@ -111,6 +111,10 @@ describe('operations: /metrics and the access log', function () {
     expect(line.remote_address).to.match(/127\.0\.0\.1|::1/);
     expect(JSON.stringify(line)).not.to.contain(tenant.key.secret);
     expect(line).not.to.have.property('req'); // no headers (keys, cookies) in the log
+
+    // Without a usable X-Request-Id the server mints one: a UUID v7, like every id it mints.
+    const minted = await fetch(`${server.url}/customers`, { headers: { authorization: `Bearer ${tenant.key.secret}`, 'x-request-id': 'not sane!' } });
+    expect(minted.headers.get('x-request-id')).to.match(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   });
 
   it('logs health probes and scrapes at debug, not info', async () => {

@@ -75,9 +75,11 @@ describe('projections verify', function () {
       expect(d).to.deep.include({ table: 'invoices', key: { id: a }, column: 'total' });
       expect(Number(d.live)).to.equal(Number(rows[0].total) + 1);
       expect(Number(d.rebuilt)).to.equal(Number(rows[0].total));
-      expect(r.stderr.trim()).to.equal('error: 1 differences between the live read models and a rebuild from the log');
+      // With --json the error is JSON on stderr too (docs/operations.md "Admin CLI").
+      expect(JSON.parse(r.stderr)).to.deep.equal({ error: { code: 'VERIFICATION_FAILED', message: '1 differences between the live read models and a rebuild from the log' } });
       const humanOut = await runAdmin(t.database.url, ['projections', 'verify', 'invoices']);
       expect(humanOut.code).to.equal(1);
+      expect(humanOut.stderr.trim()).to.equal('error: 1 differences between the live read models and a rebuild from the log');
       expect(humanOut.stdout).to.match(/^invoices: 1 differences at /).and.match(new RegExp(`invoices\\s+\\{"id":"${a}"\\}\\s+total\\s+`));
     } finally {
       await sql`update invoices set total = total - 1 where id = ${a}`.execute(t.database.db);

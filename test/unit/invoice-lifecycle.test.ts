@@ -95,9 +95,17 @@ describe('invoice decider: finalize, send, pay, void', () => {
 
     it('sent -> paid with the payment details, paid_at normalized to UTC', () => {
       const [event] = given(invoiceDecider, states.sent())
-        .when(pay({ paid_at: '2026-03-02T09:30:00+01:00', payment_method: 'virement', payment_reference: 'VIR-778' }))
+        .when(pay({ paid_at: '2026-03-01T09:30:00+01:00', payment_method: 'virement', payment_reference: 'VIR-778' }))
         .thenTypes('InvoicePaid');
-      expect(event.data.invoice).to.include({ paid_at: '2026-03-02T08:30:00.000Z', payment_method: 'virement', payment_reference: 'VIR-778', version: 4 });
+      expect(event.data.invoice).to.include({ paid_at: '2026-03-01T08:30:00.000Z', payment_method: 'virement', payment_reference: 'VIR-778', version: 4 });
+    });
+
+    it('paid_at at most 5 minutes after the command (clock skew), never further in the future', () => {
+      // The command runs at at(5) = 10:05Z.
+      const [event] = given(invoiceDecider, states.sent()).when(pay({ paid_at: '2026-03-01T10:10:00Z' })).thenTypes('InvoicePaid');
+      expect(event.data.invoice.paid_at).to.equal('2026-03-01T10:10:00.000Z');
+      given(invoiceDecider, states.sent()).when(pay({ paid_at: '2026-03-01T10:10:00.001Z' })).thenError('VALIDATION_ERROR');
+      given(invoiceDecider, states.sent()).when(pay({ paid_at: '2026-03-02T09:30:00+01:00' })).thenError('VALIDATION_ERROR');
     });
 
     it('amount_due is zero in the currency format (JPY "0")', () => {

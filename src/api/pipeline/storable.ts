@@ -4,6 +4,9 @@
  * - the NUL character (PostgreSQL text and jsonb both refuse U+0000) and
  *   unpaired UTF-16 surrogates (JSON.stringify writes "\ud800", which jsonb
  *   rejects);
+ * - the other characters XML 1.0 cannot carry: C0 controls other than tab,
+ *   line feed and carriage return, and U+FFFE/U+FFFF. Stored, they would make
+ *   every UBL document of the invoice ill-formed XML (docs/documents.md).
  * - numbers beyond 2^53 (not exact in JSON, and past every column).
  * Without this check such input fails later as a 500 in some query; with it,
  * it is a VALIDATION_ERROR naming every such field.
@@ -13,11 +16,14 @@ import type { FieldError } from '../../shared/errors.ts';
 // Without the u flag, so surrogate halves are seen one by one.
 const UNPAIRED_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
+// eslint-disable-next-line no-control-regex -- these characters are what it finds
+const NOT_IN_XML = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/;
+
 function unstorable(text: string): boolean {
-  return text.includes('\u0000') || UNPAIRED_SURROGATE.test(text);
+  return NOT_IN_XML.test(text) || UNPAIRED_SURROGATE.test(text);
 }
 
-const MESSAGE = 'must not contain NUL characters or invalid Unicode';
+const MESSAGE = 'must not contain control characters (other than tab and line breaks) or invalid Unicode';
 
 function walk(value: unknown, path: string, out: FieldError[]): void {
   if (out.length >= 50) return;
