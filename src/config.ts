@@ -33,7 +33,11 @@ export interface Config {
   embeddedPgPort: number | null;
   /** UNAUTHENTICATED_REQUESTS_PER_MINUTE: requests without a valid key allowed per client address (0: no limit). */
   unauthenticatedPerMinute: number;
-  /** INLINE_PROJECTIONS (default true): read models written in the append's transaction on PostgreSQL (false: all async, as with EventStoreDB). */
+  /**
+   * INLINE_PROJECTIONS (default false): true writes the read models in the append's transaction on
+   * PostgreSQL; false runs every projector async, as with EventStoreDB. Off by default: measured
+   * slower at concurrency 32 and no faster alone (docs/performance.md "Inline projections").
+   */
   inlineProjections: boolean;
   /** WEBHOOK_TIMEOUT_MS: a webhook attempt fails after this long without an answer. */
   webhookTimeoutMs: number;
@@ -176,7 +180,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir: env.DATA_DIR || '.data',
     embeddedPgPort: parseOptionalPort(env, 'EMBEDDED_PG_PORT'),
     unauthenticatedPerMinute: parseCount(env, 'UNAUTHENTICATED_REQUESTS_PER_MINUTE', 60),
-    inlineProjections: parseBool(env, 'INLINE_PROJECTIONS') ?? true,
+    inlineProjections: parseBool(env, 'INLINE_PROJECTIONS') ?? false,
     webhookTimeoutMs: parseMs(env, 'WEBHOOK_TIMEOUT_MS', 30_000, 1),
     webhookSecretKey: webhookSecretKeyFrom(env),
     pdfRenderTimeoutMs: parseMs(env, 'PDF_RENDER_TIMEOUT_MS', 20_000, 100),

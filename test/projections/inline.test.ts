@@ -43,7 +43,7 @@ async function start(bug?: { projector: string; when: (e: any) => boolean }): Pr
       return p.apply(events, trx);
     },
   }));
-  const config = loadConfig({ DATABASE_URL: database.url, PORT: '0' });
+  const config = loadConfig({ DATABASE_URL: database.url, PORT: '0', INLINE_PROJECTIONS: 'true' });
   const roles: Role[] = ['api', 'projector'];
   const server = await startServer(config, logger, roles, { ...processParts, projectors, workers: [] });
   return { server, url: server.url!, database, logs, applied };
