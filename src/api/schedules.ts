@@ -1,6 +1,6 @@
 /**
- * /recurring-invoices (reference: Recurring invoices endpoints; CONTRACT
- * sections 5, 6, 9, 11; docs/recurring.md). Reads come from the
+ * /recurring-invoices (reference: Recurring invoices endpoints;
+ * docs/recurring.md, docs/api-decisions.md). Reads come from the
  * recurring_schedules and schedule_runs read models; writes run a schedule
  * command handler, wait until the projectors have passed the appended
  * position (read your writes), then answer from the read model like a GET.

@@ -1,6 +1,6 @@
 /**
- * Recurring schedule decider (reference: Recurring schedule; CONTRACT
- * section 11; docs/recurring.md). States: active, paused, completed,
+ * Recurring schedule decider (reference: Recurring schedule;
+ * docs/recurring.md). States: active, paused, completed,
  * cancelled; completed and cancelled are read-only (INVALID_STATE). Dates
  * come from src/commands/schedule/calendar.ts; the quota slot is claimed and
  * released by the handler around the append (docs/architecture.md).

@@ -6,8 +6,8 @@
  * rights of whoever queries it, so the row-level security of analyst logins
  * (migration 0062) applies through the views too.
  *
- * "Today" and month boundaries are those of Africa/Casablanca (CONTRACT
- * section 1). Drafts have no number and are in none of these views; void
+ * "Today" and month boundaries are those of Africa/Casablanca
+ * (docs/api-decisions.md). Drafts have no number and are in none of these views; void
  * invoices keep their number in the register and are excluded from VAT and
  * receivables.
  */
