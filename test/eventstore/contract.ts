@@ -30,6 +30,8 @@ export interface ContractSetup {
   cleanup(): Promise<void>;
   /** Append inside a transaction held open until commit(); the contract itself does not need it. */
   holdOpenTransaction?: (stream: string, events: NewEvent[], expected: ExpectedRevision) => Promise<OpenTransaction>;
+  /** How many queries the store's pool has run so far (PostgreSQL): a signal that it polled. */
+  queries?: () => number;
 }
 
 export function streamName(category = 'contract'): string {
@@ -355,7 +357,11 @@ export function runEventStoreContract(name: string, setup: () => Promise<Contrac
             expected.push(...ids(batch));
           }
           await waitFor(() => seen.length >= expected.length || error !== undefined, 'live events');
-          await new Promise((r) => setTimeout(r, 100));
+          // A marker appended last: anything delivered twice or out of place comes before it.
+          const [marker] = events(1);
+          await store.appendToStream(streams[0], [marker], 'any');
+          expected.push(marker.id);
+          await waitFor(() => seen.some((e) => e.id === marker.id) || error !== undefined, 'the marker');
         } finally {
           await sub.stop();
         }
@@ -371,16 +377,19 @@ export function runEventStoreContract(name: string, setup: () => Promise<Contrac
         await store.appendToStream(s, appended, 'no_stream');
         const all = await readAllOf(store, start, new Set([s]));
         const seen: RecordedEvent[] = [];
+        const [marker] = events(1);
         const sub = store.subscribeToAll(all[3].position, async (batch) => {
           seen.push(...batch.filter((e) => e.stream === s));
         });
         try {
           await waitFor(() => seen.length >= 6, 'events after the checkpoint');
-          await new Promise((r) => setTimeout(r, 100));
+          // A marker appended last: an event before the checkpoint delivered late would come before it.
+          await store.appendToStream(s, [marker], 'any');
+          await waitFor(() => seen.some((e) => e.id === marker.id), 'the marker');
         } finally {
           await sub.stop();
         }
-        expect(ids(seen)).to.deep.equal(ids(appended.slice(4)));
+        expect(ids(seen)).to.deep.equal([...ids(appended.slice(4)), marker.id]);
       });
 
       it('stops after stop() and reports a failing handler through onError', async function () {
@@ -402,8 +411,18 @@ export function runEventStoreContract(name: string, setup: () => Promise<Contrac
         await sub.stop();
         expect(reported).to.equal(failure);
         const callsAtStop = calls;
-        await store.appendToStream(s, events(1), 'any');
-        await new Promise((r) => setTimeout(r, 200));
+        const [after] = events(1);
+        await store.appendToStream(s, [after], 'any');
+        // Another subscription receiving that event shows it was there to deliver.
+        let delivered = false;
+        const witness = store.subscribeToAll(start, async (batch) => {
+          if (batch.some((e) => e.id === after.id)) delivered = true;
+        });
+        try {
+          await waitFor(() => delivered, 'the event on another subscription');
+        } finally {
+          await witness.stop();
+        }
         expect(calls).to.equal(callsAtStop);
         expect(calls).to.equal(1);
       });

@@ -2,14 +2,16 @@ import { expect } from 'chai';
 import { appendInTransaction, type PostgresStoreOptions } from '../../src/eventstore/postgres.ts';
 import { comparePositions, type RecordedEvent } from '../../src/eventstore/types.ts';
 import { freshPostgresStore } from '../support/event-store.ts';
-import { sleep } from '../support/wait.ts';
 import { newEvent, runEventStoreContract, streamName, waitFor, type ContractSetup } from './contract.ts';
 
 async function postgresSetup(options: PostgresStoreOptions = {}): Promise<ContractSetup> {
   const { database, store, cleanup } = await freshPostgresStore(options);
+  let queries = 0;
+  database.pool.on('acquire', () => queries++);
   return {
     store,
     cleanup,
+    queries: () => queries,
     async holdOpenTransaction(stream, events, expected) {
       const client = await database.pool.connect();
       client.on('error', () => {}); // terminated by drop() when a failed test left it open
@@ -89,7 +91,9 @@ describe('postgres event store: a transaction that commits late', function () {
       const page1 = await store.readAll(checkpoint, 100);
       expect(ids(page1), 'readAll must not pass the open transaction').to.deep.equal([]);
       expect(await store.headPosition(), 'headPosition must not pass the open transaction').to.equal(checkpoint);
-      await sleep(1500); // several notification and polling cycles
+      // The store keeps reading while a notified position is not readable: five of its queries, and still only w.
+      const queries = ctx.queries!();
+      await waitFor(() => ctx.queries!() >= queries + 5, 'five more reads of the log');
       expect(ids(seen), 'the subscription must not pass the open transaction').to.deep.equal([w.id]);
 
       await open.commit();
@@ -97,9 +101,11 @@ describe('postgres event store: a transaction that commits late', function () {
       const page2 = await store.readAll(checkpoint, 100);
       expect(ids(page2), 'readAll after commit').to.deep.equal([x.id, y.id]);
       await waitFor(() => seen.length >= 3, 'both late events on the subscription');
-      await sleep(100);
-      expect(ids(seen), 'subscription after commit').to.deep.equal([w.id, x.id, y.id]);
       expect(await store.headPosition()).to.equal(ry.position);
+      const marker = newEvent('Marker'); // appended last: a duplicate would come before it
+      await store.appendToStream(streamName(), [marker], 'no_stream');
+      await waitFor(() => seen.some((e) => e.id === marker.id), 'the marker');
+      expect(ids(seen), 'subscription after commit').to.deep.equal([w.id, x.id, y.id, marker.id]);
     } finally {
       await open.rollback(); // no-op once committed
       await sub.stop();
@@ -121,8 +127,10 @@ describe('postgres event store: a transaction that commits late', function () {
       await open.rollback();
       expect(ids(await store.readAll(null, 100))).to.deep.equal([y.id]);
       await waitFor(() => seen.length >= 1, 'the committed event');
-      await sleep(100);
-      expect(ids(seen)).to.deep.equal([y.id]);
+      const marker = newEvent('Marker'); // appended last: the rolled back event would come before it
+      await store.appendToStream(streamName(), [marker], 'no_stream');
+      await waitFor(() => seen.some((e) => e.id === marker.id), 'the marker');
+      expect(ids(seen)).to.deep.equal([y.id, marker.id]);
     } finally {
       await open.rollback(); // no-op when already rolled back
       await sub.stop();
