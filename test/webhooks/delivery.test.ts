@@ -13,7 +13,7 @@ import { ProjectionRunner } from '../../src/projections/runner.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { SUBSCRIBER_NAME, webhookSubscriber } from '../../src/workers/webhooks/subscriber.ts';
 import { startHarness, type Harness } from './harness.ts';
-import { appendCustomer, appendInvoice, newEndpoint, newOrganization, Receiver, sleep, until, type Received } from './support.ts';
+import { appendCustomer, appendInvoice, newEndpoint, newOrganization, Receiver, until, type Received } from './support.ts';
 
 function expectSigned(r: Received, secret: string, convention: 'A' | 'B', sentAfter: number) {
   const h = r.headers;
@@ -128,7 +128,10 @@ describe('webhooks: delivery per convention', () => {
     await h.runner.stop();
     const org = await newOrganization(h.t.db);
     await appendInvoice(h.store, org);
-    await sleep(20);
+    // The endpoint's created_at must fall after the event's time (compared to the millisecond):
+    // until the database clock has moved past the appended event's commit time.
+    const appendedAt = (await h.store.readAll(null, 100_000)).at(-1)!.created_at.getTime();
+    await until(async () => (await sql<{ ms: number }>`select extract(epoch from clock_timestamp()) * 1000 as ms`.execute(h.t.db)).rows[0].ms > appendedAt + 1, 5000);
     await newEndpoint(h.t.db, org, receiver.url(), 'A');
     await appendCustomer(h.store, org);
     const last = (await h.store.readAll(null, 100_000)).at(-1)!.position;
