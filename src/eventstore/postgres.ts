@@ -185,11 +185,13 @@ async function appendWithInline(
     try {
       // BEGIN and the append in one message (simple protocol, so the values go as escaped
       // literals): one round trip fewer per write. now() is the transaction's timestamp,
-      // which es_events.created_at defaults to.
+      // which es_events.created_at defaults to. The events are marked applied_inline
+      // (migration 0100): `projections verify` then knows their rows are in the live tables
+      // even past the runner's checkpoint.
       const literal = (v: string) => client.escapeLiteral(v);
       const results = (await client.query(
         `begin; select last_revision, last_transaction, last_position, now() as at
-         from es_append(${literal(stream)}, ${expectedCode(expected)}, ${literal(appendPayload(stream, events))}::jsonb)`,
+         from es_append(${literal(stream)}, ${expectedCode(expected)}, ${literal(appendPayload(stream, events))}::jsonb, true)`,
       )) as unknown as pg.QueryResult[];
       row = results[1].rows[0];
     } catch (err) {

@@ -57,16 +57,19 @@ function differingColumns(live: Record<string, unknown> | null, rebuilt: Record<
 }
 
 /**
- * An inline projector's live rows also hold the events committed after its
- * checkpoint (their append transactions wrote them): the events of its types
- * visible in the copy's snapshot past the checkpoint, which the rebuilt side
- * applies too, so both sides stand at the same point.
+ * An inline projector's live rows also hold the events appended inline after
+ * its checkpoint (their append transactions wrote them): the events of its
+ * types visible in the copy's snapshot past the checkpoint and marked
+ * applied_inline, which the rebuilt side applies too, so both sides stand at
+ * the same point. An event appended without inline projections (a process
+ * with INLINE_PROJECTIONS off, the admin CLI) is in the live rows only once
+ * the runner has passed it, so past the checkpoint it is left out of both.
  */
 async function visibleAfter(trx: Transaction<Database>, after: string | null, types: readonly string[]): Promise<RecordedEvent[]> {
   const { tx, pos } = decodePosition(after);
   const { rows } = await sql<any>`
     select ${sql.raw(EVENT_COLUMNS)} from es_events
-    where (transaction_id, global_position) > (${tx}::xid8, ${pos}::bigint) and type = any(${[...types]}::text[])
+    where (transaction_id, global_position) > (${tx}::xid8, ${pos}::bigint) and type = any(${[...types]}::text[]) and applied_inline
     order by transaction_id, global_position`.execute(trx);
   return rows.map(toRecorded);
 }

@@ -3,7 +3,8 @@
  * docs/architecture.md "Inline projections"): rows committed with their
  * events, writes answered without waiting for a runner, runners that do not
  * apply an event this process applied inline, `projections verify` with rows
- * ahead of the checkpoint, and a projector bug that refuses the write
+ * ahead of the checkpoint (and, with inline projections off, without them),
+ * and a projector bug that refuses the write
  * cleanly (500 with the request id, an alert in the log, neither the event
  * nor any row written).
  */
@@ -30,7 +31,7 @@ interface Started {
 }
 
 /** A server on a fresh database whose projectors record what they apply; `bug` makes one throw. */
-async function start(bug?: { projector: string; when: (e: any) => boolean }): Promise<Started> {
+async function start(bug?: { projector: string; when: (e: any) => boolean }, inline = true): Promise<Started> {
   const database = await freshDatabase();
   const logs: any[] = [];
   const logger = pino({ level: 'warn' }, { write: (line: string) => void logs.push(JSON.parse(line)) });
@@ -43,7 +44,7 @@ async function start(bug?: { projector: string; when: (e: any) => boolean }): Pr
       return p.apply(events, trx);
     },
   }));
-  const config = loadConfig({ DATABASE_URL: database.url, PORT: '0', INLINE_PROJECTIONS: 'true' });
+  const config = loadConfig({ DATABASE_URL: database.url, PORT: '0', INLINE_PROJECTIONS: String(inline) });
   const roles: Role[] = ['api', 'projector'];
   const server = await startServer(config, logger, roles, { ...processParts, projectors, workers: [] });
   return { server, url: server.url!, database, logs, applied };
@@ -82,9 +83,39 @@ describe('inline projections (PostgreSQL event store)', function () {
       const { rows } = await sql<{ status: string; version: number }>`select status, version from invoices where id = ${created.body.data.id}`.execute(s.database.db);
       expect(rows).to.deep.equal([{ status: 'finalized', version: finalized.body.data.version ?? rows[0].version }]);
 
+      const flags = await sql<{ applied_inline: boolean }>`select applied_inline from es_events where stream_id = ${`invoice-${created.body.data.id}`}`.execute(s.database.db);
+      expect(flags.rows.length).to.be.at.least(2);
+      expect(flags.rows.every((r) => r.applied_inline), 'events appended with their rows are marked so').to.equal(true);
       // projections verify: live rows ahead of the (stopped) runner's checkpoint still equal a replay.
       // (organizations is left out: the fixtures insert the tenant's organization row without an event.)
       for (const p of s.server.runtime.projectors.filter((p) => p.inline && p.name !== 'organizations')) {
+        const result = await verifyProjection(s.database.db, s.server.runtime.store, p);
+        expect(result.differences, p.name).to.deep.equal([]);
+      }
+    });
+  });
+
+  describe('projections verify past a stopped runner, inline projections off', () => {
+    let s: Started;
+    before(async () => {
+      s = await start(undefined, false);
+    });
+    after(() => stop(s));
+
+    it('leaves out the events no runner has applied yet, as the live rows do', async () => {
+      const api = await invoicesClient({ url: s.url, database: s.database });
+      const customer = await api.customer();
+      await api.draft(customer.id);
+      const head = await s.server.runtime.store.headPosition();
+      await until(() => s.server.runners.every((r) => (s.server.runtime.progress.position(r.projector.name) ?? '') >= (head ?? '')), 20_000, 'runners at the head');
+      await Promise.all(s.server.runners.map((r) => r.stop()));
+      // Appended past the stopped runners' checkpoints, not inline: in the log, not yet in the rows.
+      const late = await api.customer({ name: 'Client après le point de reprise' });
+      const { rows } = await sql<{ n: number }>`select count(*)::int as n from customers where id = ${late.id}`.execute(s.database.db);
+      expect(rows[0].n, 'the runner is stopped: no row yet').to.equal(0);
+      const flags = await sql<{ applied_inline: boolean }>`select applied_inline from es_events where stream_id = ${`customer-${late.id}`}`.execute(s.database.db);
+      expect(flags.rows).to.deep.equal([{ applied_inline: false }]);
+      for (const p of s.server.runtime.projectors.filter((p) => p.name !== 'organizations')) {
         const result = await verifyProjection(s.database.db, s.server.runtime.store, p);
         expect(result.differences, p.name).to.deep.equal([]);
       }

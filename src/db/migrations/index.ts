@@ -26,6 +26,7 @@ import * as m0062 from './0062_analyst_access.ts';
 import * as m0070 from './0070_invoice_status_count_slots.ts';
 import * as m0071 from './0071_invoice_status_count_256_slots.ts';
 import * as m0090 from './0090_uuid_v7.ts';
+import * as m0100 from './0100_es_events_applied_inline.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_eventstore': m0001,
@@ -51,4 +52,5 @@ export const migrations: Record<string, Migration> = {
   '0070_invoice_status_count_slots': m0070,
   '0071_invoice_status_count_256_slots': m0071,
   '0090_uuid_v7': m0090,
+  '0100_es_events_applied_inline': m0100,
 };
