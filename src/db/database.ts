@@ -6,6 +6,7 @@ import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { ConfigError } from '../config.ts';
 import { guardPool } from './connection.ts';
+import { prepareRepeated } from './prepared.ts';
 import { ensureEmbeddedPostgres, type EmbeddedHandle } from './embedded.ts';
 import type { Database } from './schema.ts';
 
@@ -41,6 +42,8 @@ export function createPool(url: string, max = 20, applicationName = 'invoicing')
     idle_in_transaction_session_timeout: 10_000,
     connectionTimeoutMillis: 10_000,
   });
+  // Repeated statements are parsed and planned once per connection (src/db/prepared.ts).
+  pool.on('connect', (client) => prepareRepeated(client));
   // A dropped connection, idle or checked out, must not crash the process; the pool replaces it.
   return guardPool(pool);
 }

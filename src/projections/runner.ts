@@ -22,6 +22,7 @@
 import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
 import { isConnectionError } from '../db/connection.ts';
+import { prepareRepeated } from '../db/prepared.ts';
 import { comparePositions, type EventStore, type RecordedEvent } from '../eventstore/types.ts';
 import type { Logger } from '../shared/logger.ts';
 import { ensureCheckpoint, recordFailure } from './checkpoints.ts';
@@ -116,11 +117,12 @@ export class ProjectionRunner {
       // Also the connection batches are written on: the service's name prefix (so
       // operators and the benchmarks' CPU accounting find it), and the pool's guard
       // against a transaction left open (it would hold every log consumer back).
-      const lock = new pg.Client({
+      // Its repeated statements prepared once (src/db/prepared.ts), as on the pool's connections.
+      const lock = prepareRepeated(new pg.Client({
         connectionString: this.deps.url,
         application_name: `invoicing:projector:${name}`,
         idle_in_transaction_session_timeout: 10_000,
-      });
+      }));
       let lockLost: () => void = () => {};
       const lost = new Promise<void>((resolve) => (lockLost = resolve));
       this.connLost = false;
