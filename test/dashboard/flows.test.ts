@@ -111,7 +111,7 @@ describe('dashboard: key and webhook journeys (browser)', function () {
       await insertKey(server.database.db, { accountId: other.accountId, organizationId: other.organizationId, scopes: bundleScopes('read_only') });
     }
     const { context, page } = await signedIn(browser, server.root, other.users.admin);
-    expect(await page.locator('.meter').textContent()).to.include('10 clés actives sur 10');
+    expect(await page.locator('.meter').textContent()).to.include('Clés actives : 10 sur 10');
     expect(await page.locator('.notice.warn').textContent()).to.include('limite');
     expect(await page.locator('form[action$="/keys"]').count()).to.equal(0);
     const token = await page.locator('input[name=_csrf]').first().inputValue();
