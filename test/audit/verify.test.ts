@@ -204,7 +204,7 @@ describe('audit verify: 100,000 events by concurrent writers', function () {
     );
     await recordDigests(store, orgs);
     const report = await verifyLog(store, { organizations: orgs });
-    expect(report).to.include({ ok: true, events: 100_002, streams: 402, digests: 2, breaks_count: 0 });
+    expect(report, JSON.stringify({ ...report, breaks: report.breaks.slice(0, 5) })).to.include({ ok: true, events: 100_002, streams: 402, digests: 2, breaks_count: 0 });
   });
 });
 

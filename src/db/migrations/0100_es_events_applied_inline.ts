@@ -10,7 +10,18 @@
  * the runners apply them again harmlessly if so).
  *
  * es_append gains the flag as a fourth argument (default false, so every
- * three-argument call keeps its meaning); the function is otherwise 0060's.
+ * three-argument call keeps its meaning), and one more rule: an append with
+ * 'any' (-1) or 'stream_exists' (-3) first takes a transaction advisory lock
+ * on its stream. The log's order is the appending transaction's id (its
+ * xid), and an INSERT ... ON CONFLICT takes its xid before it waits for a
+ * concurrent appender of the same stream: without the lock, the waiter
+ * (lower xid) appended the later revisions yet came first in the log, and
+ * `audit verify` saw a stream's revisions out of order. The advisory lock
+ * assigns no xid, so whoever waits for it takes its xid after the holder's.
+ * Appends with an exact expected revision need no lock: to expect revision
+ * r, a writer has read the commit that made r, so its xid comes later. The
+ * rule holds when es_append is its transaction's first write (every caller
+ * in the service). Otherwise the function is 0060's.
  */
 import { sql, type Kysely } from 'kysely';
 import { GENESIS_HASH } from '../../eventstore/chain.ts';
@@ -32,7 +43,11 @@ function esAppend(flag: boolean) {
       v_pos bigint;
       v_hash text;
       v_hashes text[];
-    begin
+    begin${sql.raw(flag ? `
+      if p_expected in (-1, -3) then
+        -- Two-key advisory locks (namespace 1163022413, "ESAP") share no keys with the projectors' one-key locks.
+        perform pg_advisory_xact_lock(1163022413, hashtext(p_stream));
+      end if;` : '')}
       if p_expected = -2 then
         insert into es_streams (stream_id, revision) values (p_stream, v_count - 1) on conflict do nothing;
         if not found then
