@@ -14,6 +14,7 @@ const benches: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   recurring: () => import('./recurring.ts'),
   audit: () => import('./audit.ts'),
   dashboard: () => import('./dashboard.ts'),
+  'list-dates': () => import('./list-dates.ts'),
 };
 const diagnostics: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   statements: () => import('./statements.ts'),
