@@ -6,7 +6,8 @@
  *  (a) appends with hashing (this code) against appends without (the
  *      es_append of migration 0011 on a database migrated up to just before
  *      0060, called the way the adapter called it then: JSON.stringify of
- *      the events), one 1.6 KB invoice-like event per append, 1,000 streams,
+ *      the events, then the coalesced es_appended notification the store
+ *      sends after every append), one 1.6 KB invoice-like event per append, 1,000 streams,
  *      concurrency 1 and 8, in interleaved slices. Target: >= 90%.
  *  (b) `audit verify` (verifyLog over the port) of a log of VERIFY_EVENTS,
  *      against reading that log through the port without checking. Target
@@ -25,6 +26,8 @@ import { exportEvents } from '../src/audit/export.ts';
 import { verifyLog } from '../src/audit/verify.ts';
 import { migrations } from '../src/db/migrations/index.ts';
 import { bodyDigest, chainStep, GENESIS_HASH } from '../src/eventstore/chain.ts';
+import { CoalescedNotify } from '../src/eventstore/notifier.ts';
+import { encodePosition } from '../src/eventstore/position.ts';
 import { createPostgresEventStore } from '../src/eventstore/postgres.ts';
 import type { EventMetadata, EventStore, NewEvent } from '../src/eventstore/types.ts';
 import { runConcurrently } from './support/concurrency.ts';
@@ -86,13 +89,23 @@ function newEvent(stream: string, revision: number): NewEvent {
   };
 }
 
-/** The append as it was before the chain (migration 0011's es_append, payload by JSON.stringify). */
-function appendWithoutHash(pool: pg.Pool, stream: string, events: NewEvent[], expected: number): Promise<unknown> {
-  return pool.query({
+/** Consumers' wake-up after each append, as the store sends it (and sent it before the chain), per baseline pool. */
+const notifiers = new WeakMap<pg.Pool, CoalescedNotify>();
+
+/**
+ * The append as it was before the chain (migration 0011's es_append, payload by JSON.stringify), followed,
+ * like the store's own appends then and now, by the coalesced `es_appended` notification: the two sides
+ * differ by the hashing only.
+ */
+async function appendWithoutHash(pool: pg.Pool, stream: string, events: NewEvent[], expected: number): Promise<void> {
+  const { rows } = await pool.query({
     name: 'es_append_nohash',
     text: 'select last_revision, last_transaction, last_position from es_append($1, $2, $3::jsonb)',
     values: [stream, expected, JSON.stringify(events.map(({ id, type, data, metadata }) => ({ id, type, data, metadata })))],
   });
+  let notify = notifiers.get(pool);
+  if (!notify) notifiers.set(pool, (notify = new CoalescedNotify(pool, 'es_appended')));
+  notify.signal(encodePosition(rows[0].last_transaction, rows[0].last_position));
 }
 
 async function migrateBefore0060(db: BenchDatabase): Promise<void> {
