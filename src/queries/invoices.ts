@@ -7,7 +7,8 @@
  * JSON on the row (decimal strings, so no amount ever passes through a JS
  * number); src/queries/invoice-rows.ts formats amounts with the currency's
  * minor units. A list runs its page and its count in parallel; the count
- * of a status-only list comes from invoice_status_counts.
+ * of a status-only list comes from invoice_status_counts. A list by issue
+ * date counts first and then picks its plan (`listByIssueDate`).
  *
  * Plain SQL on the pg pool, as named statements: these run on every write's
  * answer and every list, and PostgreSQL then plans each once per connection
