@@ -34,8 +34,6 @@ export interface ScheduleView extends SchedulePublic {
 const iso = (value: Date | string) => (value instanceof Date ? value : new Date(value)).toISOString();
 const json = <T>(value: T | string): T => (typeof value === 'string' ? (JSON.parse(value) as T) : value);
 
-const typed = (db: Kysely<any>) => db as unknown as Kysely<Database>;
-
 /** A recurring_schedules row as the docs/recurring.md representation. */
 export function toSchedule(row: RecurringSchedulesTable): SchedulePublic {
   return {
@@ -83,8 +81,8 @@ function toHistoryEntry(row: ScheduleRunsTable): HistoryEntry {
 }
 
 /** The schedule's runs, latest occurrence first. */
-export async function scheduleHistory(db: Kysely<any>, organizationId: string, scheduleId: string, limit = HISTORY_DEFAULT): Promise<HistoryEntry[]> {
-  const rows = await typed(db)
+export async function scheduleHistory(db: Kysely<Database>, organizationId: string, scheduleId: string, limit = HISTORY_DEFAULT): Promise<HistoryEntry[]> {
+  const rows = await db
     .selectFrom('schedule_runs')
     .selectAll()
     .where('schedule_id', '=', scheduleId)
@@ -95,13 +93,13 @@ export async function scheduleHistory(db: Kysely<any>, organizationId: string, s
   return rows.map(toHistoryEntry);
 }
 
-export async function findScheduleRow(db: Kysely<any>, organizationId: string, scheduleId: string): Promise<RecurringSchedulesTable | null> {
-  const row = await typed(db).selectFrom('recurring_schedules').selectAll().where('id', '=', scheduleId).executeTakeFirst();
+export async function findScheduleRow(db: Kysely<Database>, organizationId: string, scheduleId: string): Promise<RecurringSchedulesTable | null> {
+  const row = await db.selectFrom('recurring_schedules').selectAll().where('id', '=', scheduleId).executeTakeFirst();
   return row && row.organization_id === organizationId ? row : null;
 }
 
 /** A single read: the schedule, its next run dates and its latest 20 runs. */
-export async function getSchedule(db: Kysely<any>, organizationId: string, scheduleId: string): Promise<ScheduleView | null> {
+export async function getSchedule(db: Kysely<Database>, organizationId: string, scheduleId: string): Promise<ScheduleView | null> {
   const row = await findScheduleRow(db, organizationId, scheduleId);
   if (!row) return null;
   const history = await scheduleHistory(db, organizationId, scheduleId);
@@ -119,7 +117,7 @@ export interface ScheduleListQuery {
   search?: string;
 }
 
-export async function listSchedules(db: Kysely<any>, organizationId: string, q: ScheduleListQuery): Promise<{ data: SchedulePublic[]; total: number }> {
+export async function listSchedules(db: Kysely<Database>, organizationId: string, q: ScheduleListQuery): Promise<{ data: SchedulePublic[]; total: number }> {
   const pattern = containsPattern(q.search);
   const filtered = (executor: Kysely<Database>) => {
     let query = executor.selectFrom('recurring_schedules').where('organization_id', '=', organizationId);
@@ -130,7 +128,7 @@ export async function listSchedules(db: Kysely<any>, organizationId: string, q: 
     return query;
   };
   // Both statements on one snapshot, so `total` counts exactly the rows being paged.
-  return typed(db)
+  return db
     .transaction()
     .setIsolationLevel('repeatable read')
     .setAccessMode('read only')
@@ -148,9 +146,9 @@ export async function listSchedules(db: Kysely<any>, organizationId: string, q: 
 }
 
 /** Active and paused schedules per organization (the quota's count, docs/recurring.md). */
-export async function countQuotaSchedules(db: Kysely<any>, organizationIds: string[]): Promise<Map<string, number>> {
+export async function countQuotaSchedules(db: Kysely<Database>, organizationIds: string[]): Promise<Map<string, number>> {
   if (organizationIds.length === 0) return new Map();
-  const rows = await typed(db)
+  const rows = await db
     .selectFrom('recurring_schedules')
     .select(['organization_id', (eb) => eb.fn.countAll<string>().as('n')])
     .where('organization_id', 'in', organizationIds)
@@ -161,7 +159,7 @@ export async function countQuotaSchedules(db: Kysely<any>, organizationIds: stri
 }
 
 /** The organization's plan (for its schedule quota). */
-export async function planOf(db: Kysely<any>, organizationId: string): Promise<string | null> {
+export async function planOf(db: Kysely<Database>, organizationId: string): Promise<string | null> {
   const { rows } = await sql<{ plan: string }>`
     select a.plan from organizations o join accounts a on a.id = o.account_id where o.id = ${organizationId}`.execute(db);
   return rows[0]?.plan ?? null;
@@ -179,8 +177,8 @@ export interface DueSchedule {
  * organizations that are not archived (their schedules wait for the restore)
  * and with no reaction pending for their organization or customer.
  */
-export async function dueSchedules(db: Kysely<any>, today: string, limit: number, after?: { next_run_date: string; id: string }): Promise<DueSchedule[]> {
-  let query = typed(db)
+export async function dueSchedules(db: Kysely<Database>, today: string, limit: number, after?: { next_run_date: string; id: string }): Promise<DueSchedule[]> {
+  let query = db
     .selectFrom('recurring_schedules as s')
     .innerJoin('organizations as o', 'o.id', 's.organization_id')
     .select(['s.id', 's.organization_id', 's.seq', 's.next_run_date'])
@@ -195,8 +193,8 @@ export async function dueSchedules(db: Kysely<any>, today: string, limit: number
 }
 
 /** Active schedules of one organization (its restore skips their frozen runs). */
-export async function activeScheduleIds(db: Kysely<any>, organizationId: string): Promise<string[]> {
-  const rows = await typed(db)
+export async function activeScheduleIds(db: Kysely<Database>, organizationId: string): Promise<string[]> {
+  const rows = await db
     .selectFrom('recurring_schedules')
     .select('id')
     .where('organization_id', '=', organizationId)
@@ -206,8 +204,8 @@ export async function activeScheduleIds(db: Kysely<any>, organizationId: string)
 }
 
 /** Active and paused schedules of one customer (its archiving cancels them). */
-export async function liveScheduleIdsOfCustomer(db: Kysely<any>, organizationId: string, customerId: string): Promise<string[]> {
-  const rows = await typed(db)
+export async function liveScheduleIdsOfCustomer(db: Kysely<Database>, organizationId: string, customerId: string): Promise<string[]> {
+  const rows = await db
     .selectFrom('recurring_schedules')
     .select('id')
     .where('organization_id', '=', organizationId)

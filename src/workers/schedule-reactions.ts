@@ -27,6 +27,7 @@ import { ProjectionRunner } from '../projections/runner.ts';
 import { activeScheduleIds, liveScheduleIdsOfCustomer } from '../queries/schedules.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { Worker } from './worker.ts';
+import type { Database } from '../db/schema.ts';
 
 const SWEEP_EVERY_MS = 1_000;
 const BATCH = 100;
@@ -66,7 +67,7 @@ export const scheduleReactionsConsumer: Projector = {
 };
 
 export interface ReactionDeps {
-  db: Kysely<any>;
+  db: Kysely<Database>;
   store: EventStore;
   logger: Logger;
   progress: ProjectionProgress;

@@ -35,6 +35,7 @@ import { DomainError } from '../shared/errors.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { Kysely } from 'kysely';
 import type { Worker } from './worker.ts';
+import type { Database } from '../db/schema.ts';
 
 /** Advisory lock key of the scheduler's tick (any constant unique among the service's locks). */
 export const SCHEDULER_LOCK_KEY = 7_311_000_011;
@@ -45,7 +46,7 @@ const CONCURRENCY = 16;
 const PAGE = 500;
 
 export interface SchedulerDeps {
-  db: Kysely<any>;
+  db: Kysely<Database>;
   pool: pg.Pool;
   store: EventStore;
   logger: Logger;
