@@ -111,7 +111,8 @@ export function intendRelease(store: EventStore, scope: ReservationScope, value:
 }
 
 /**
- * Claims the first free value of 1..count (entity slots under a plan's cap);
+ * Claims the first free value of 1..count (entity slots under a plan's cap),
+ * trying them from `start` (0-based, wrapping around; 0 tries 1 first);
  * returns the slot, or null when every one is held by someone else.
  */
 export async function claimFirstFree(
@@ -120,8 +121,10 @@ export async function claimFirstFree(
   count: number,
   owner: string,
   metadata: EventMetadata,
+  start = 0,
 ): Promise<number | null> {
-  for (let slot = 1; slot <= count; slot++) {
+  for (let i = 0; i < count; i++) {
+    const slot = ((start + i) % count) + 1;
     try {
       await claim(store, scope, String(slot), owner, metadata);
       return slot;

@@ -15,7 +15,7 @@ import type { EventMetadata, EventStore } from '../../eventstore/types.ts';
 import { DomainError, notFound } from '../../shared/errors.ts';
 import { envelope } from '../command.ts';
 import type { InvoiceCustomer } from '../invoice/commands.ts';
-import { claim, release, ReservationTakenError, writeWithReservations, type ReservationScope } from '../reservation/index.ts';
+import { claimFirstFree, release, writeWithReservations, type ReservationScope } from '../reservation/index.ts';
 import { checkIfMatch, loadOwnedStream, loadStream, ownedBy, runCommand, type LoadedStream, type RunResult } from '../shared/handler.ts';
 import type { CreateScheduleInput, ScheduleCommand, SchedulePatch } from './commands.ts';
 import { releasesQuotaSlot, scheduleDecider, type ScheduleState } from './decider.ts';
@@ -90,16 +90,7 @@ async function claimQuotaSlot(store: EventStore, organizationId: string, limit: 
   const scope = scheduleSlotScope(organizationId);
   const free = Math.max(1, limit - used);
   const start = used + (parseInt(owner.replace(/-/g, '').slice(-8), 16) % free);
-  for (let i = 0; i < limit; i++) {
-    const slot = ((start + i) % limit) + 1;
-    try {
-      await claim(store, scope, String(slot), owner, metadata);
-      return slot;
-    } catch (err) {
-      if (!(err instanceof ReservationTakenError)) throw err;
-    }
-  }
-  return null;
+  return claimFirstFree(store, scope, limit, owner, metadata, start);
 }
 
 export interface NewSchedule {
