@@ -11,7 +11,7 @@ import { recordDigests } from '../../src/audit/digest.ts';
 import { verifyLog } from '../../src/audit/verify.ts';
 import { recordDueDigests } from '../../src/workers/audit-digest.ts';
 import { createPostgresEventStore } from '../../src/eventstore/postgres.ts';
-import type { EventStore, NewEvent } from '../../src/eventstore/types.ts';
+import { WrongExpectedVersionError, type EventStore, type NewEvent } from '../../src/eventstore/types.ts';
 import { runAdmin, type CliResult } from '../support/admin-cli.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 import { createAccount, insertOrganizationRow } from '../support/fixtures.ts';
@@ -205,6 +205,54 @@ describe('audit verify: 100,000 events by concurrent writers', function () {
     await recordDigests(store, orgs);
     const report = await verifyLog(store, { organizations: orgs });
     expect(report, JSON.stringify({ ...report, breaks: report.breaks.slice(0, 5) })).to.include({ ok: true, events: 100_002, streams: 402, digests: 2, breaks_count: 0 });
+  });
+});
+
+describe('audit verify: exact and any appenders racing on the same streams', function () {
+  this.timeout(300_000);
+  let database: TestDatabase;
+  let store: EventStore;
+  before(async () => {
+    database = await freshDatabase();
+    store = await createPostgresEventStore(database.pool);
+  });
+  after(async () => {
+    await store?.close();
+    await database?.drop();
+  });
+
+  it('every chain intact: each stream\'s revisions in log order, whichever mode appended them', async function () {
+    const account = await createAccount(database.db);
+    const org = await insertOrganizationRow(database.db, account);
+    const streams = Array.from({ length: 10 }, () => `invoice-${uuidv7()}`);
+    let conflicts = 0;
+    // 8 writers on 10 streams: even ones append with an exact expected revision (read the head, retry on a
+    // conflict), odd ones with 'any'; both kinds race for the same rows.
+    await Promise.all(
+      Array.from({ length: 8 }, async (_, w) => {
+        for (let k = 0; k < 250; k++) {
+          const stream = streams[(k * 7 + w) % streams.length];
+          const events = Array.from({ length: 1 + (k % 3) }, (_, i) => event(org, k * 10 + i));
+          if (w % 2 === 1) {
+            await store.appendToStream(stream, events, 'any');
+            continue;
+          }
+          for (;;) {
+            const [head] = await store.readStream(stream, { direction: 'backwards', maxCount: 1 });
+            try {
+              await store.appendToStream(stream, events, head ? head.revision : 'no_stream');
+              break;
+            } catch (err) {
+              if (!(err instanceof WrongExpectedVersionError)) throw err;
+              conflicts++;
+            }
+          }
+        }
+      }),
+    );
+    const report = await verifyLog(store, { organizations: [org] });
+    expect(report, JSON.stringify(report.breaks.slice(0, 3))).to.include({ ok: true, streams: 10, breaks_count: 0 });
+    expect(conflicts, 'the exact appenders did race').to.be.greaterThan(0);
   });
 });
 

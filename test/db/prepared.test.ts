@@ -3,8 +3,9 @@
  * real PostgreSQL: what is prepared (a parameterized write sent a second
  * time), what is not (a text seen once, reads, writes with a LIMIT, a
  * statement without parameters, a call that names its own statement), the
- * per-connection bound, and that a prepared statement follows a table
- * swapped under it (as `projections rebuild` swaps a read model's tables).
+ * per-connection bound, pg's Pool.query path, and that a prepared write
+ * follows search_path into a shadow schema (as `projections rebuild` and
+ * `verify` write) and a table replaced under its name.
  */
 import { expect } from 'chai';
 import pg from 'pg';
@@ -36,6 +37,7 @@ describe('prepared statements for repeated SQL', function () {
     expect(preparable('with input as (select * from unnest($1::uuid[])) insert into invoices select * from input on conflict (id) do update set total = excluded.total')).to.equal(true);
     expect(preparable('update "projection_checkpoints" set "position" = $1 where "name" = $2')).to.equal(true);
     expect(preparable('UPDATE invoices AS i SET status = $1 WHERE id = $2')).to.equal(true);
+    expect(preparable('update invoices i set status = $1 where i.id = $2')).to.equal(true);
     expect(preparable('delete from invoice_lines where invoice_id = $1')).to.equal(true);
     expect(preparable('select * from invoices where organization_id = $1 and status = $2 order by created_at desc limit $3')).to.equal(false);
     expect(preparable('select updated_at from invoices where id = $1')).to.equal(false);
@@ -81,6 +83,35 @@ describe('prepared statements for repeated SQL', function () {
     for (const t of texts) await client.query(t, [1]);
     for (const [i, t] of texts.entries()) expect((await client.query(t, [2])).rows[0].n).to.equal(2 * i);
     expect((await preparedTexts(client)).length).to.equal(200);
+  });
+
+  it('also through pg\'s Pool.query (text, values, callback), on the pool\'s connection', async () => {
+    const pool = new pg.Pool({ connectionString: database.url, max: 1 });
+    pool.on('connect', (c) => prepareRepeated(c));
+    try {
+      await pool.query('create table if not exists pooled (id int primary key, n int not null default 0)');
+      const text = `insert into pooled (id, n) values ($1, 1) on conflict (id) do update set n = pooled.n + 1 returning n /* ${Math.random()} */`;
+      for (let i = 1; i <= 3; i++) expect((await pool.query(text, [1])).rows).to.deep.equal([{ n: i }]);
+      const { rows } = await pool.query('select statement from pg_prepared_statements');
+      expect(rows.map((r) => r.statement)).to.deep.equal([text]);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('a prepared write follows search_path into a shadow schema and back (as rebuild and verify write)', async () => {
+    await client.query(`create table if not exists tally (id int primary key, n int not null); create schema if not exists shadow;
+      create table if not exists shadow.tally (like public.tally including all)`);
+    const text = 'insert into tally (id, n) values ($1, $2) on conflict (id) do update set n = excluded.n';
+    for (let i = 0; i < 6; i++) await client.query(text, [1, i]); // past the generic-plan threshold
+    expect(await preparedTexts(client)).to.include(text);
+    await client.query(`begin; select set_config('search_path', 'shadow, public', true)`);
+    await client.query(text, [1, 100]);
+    await client.query('commit');
+    await client.query(text, [1, 7]);
+    const live = await client.query('select n from public.tally where id = 1');
+    const shadow = await client.query('select n from shadow.tally where id = 1');
+    expect({ live: live.rows[0].n, shadow: shadow.rows[0].n }).to.deep.equal({ live: 7, shadow: 100 });
   });
 
   it('a prepared statement writes to the table that replaced its own under the same name', async () => {

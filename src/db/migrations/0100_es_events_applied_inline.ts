@@ -6,22 +6,25 @@
  * whichever process (inline or async, old or new) appended the others
  * (docs/read-models.md "Verifying"). A bookkeeping flag of the read side, not
  * part of the event: it is not hashed (docs/audit.md), and rows stored before
- * this migration read false (none of them is past a checkpoint that matters:
- * the runners apply them again harmlessly if so).
+ * this migration read false.
  *
  * es_append gains the flag as a fourth argument (default false, so every
- * three-argument call keeps its meaning), and one more rule: an append with
- * 'any' (-1) or 'stream_exists' (-3) first takes a transaction advisory lock
- * on its stream. The log's order is the appending transaction's id (its
- * xid), and an INSERT ... ON CONFLICT takes its xid before it waits for a
- * concurrent appender of the same stream: without the lock, the waiter
- * (lower xid) appended the later revisions yet came first in the log, and
- * `audit verify` saw a stream's revisions out of order. The advisory lock
- * assigns no xid, so whoever waits for it takes its xid after the holder's.
- * Appends with an exact expected revision need no lock: to expect revision
- * r, a writer has read the commit that made r, so its xid comes later. The
- * rule holds when es_append is its transaction's first write (every caller
- * in the service). Otherwise the function is 0060's.
+ * three-argument call keeps its meaning), and one more rule: every append
+ * first takes a transaction advisory lock on its stream. The log's order is
+ * the appending transaction's id (its xid), which PostgreSQL assigns at the
+ * transaction's first write, and an UPDATE or INSERT ... ON CONFLICT takes
+ * it before it waits for a concurrent appender's row lock: the waiter (with
+ * the lower xid) then appended the later revisions yet came first in the
+ * log, and `audit verify` saw the stream's revisions out of order (found
+ * with 16 writers appending with 'any'; possible too between an exact and
+ * an 'any' append racing for the same stream). The advisory lock assigns no
+ * xid, so whoever waits for it takes its xid after the holder's. The rule
+ * holds when es_append is its transaction's first write (every caller in
+ * the service). Otherwise the function is 0060's.
+ *
+ * Events appended before this migration read applied_inline = false: an
+ * inline event of that time still past a projector's checkpoint shows as a
+ * difference in `projections verify` until the runner has passed it.
  */
 import { sql, type Kysely } from 'kysely';
 import { GENESIS_HASH } from '../../eventstore/chain.ts';
@@ -44,10 +47,9 @@ function esAppend(flag: boolean) {
       v_hash text;
       v_hashes text[];
     begin${sql.raw(flag ? `
-      if p_expected in (-1, -3) then
-        -- Two-key advisory locks (namespace 1163022413, "ESAP") share no keys with the projectors' one-key locks.
-        perform pg_advisory_xact_lock(1163022413, hashtext(p_stream));
-      end if;` : '')}
+      -- Before the first write (see the migration's comment). Two-key advisory locks
+      -- (namespace 1163084112, "ESAP" in ASCII) share no keys with the projectors' one-key locks.
+      perform pg_advisory_xact_lock(1163084112, hashtext(p_stream));` : '')}
       if p_expected = -2 then
         insert into es_streams (stream_id, revision) values (p_stream, v_count - 1) on conflict do nothing;
         if not found then
