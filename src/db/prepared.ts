@@ -30,11 +30,15 @@ import type pg from 'pg';
 
 /** Prepared statements per connection at most (each holds a parse tree and plans in its backend). */
 const PER_CONNECTION = 200;
-/** Texts remembered as seen once; forgotten all at once when full (the ones that repeat come back at once). */
-const SEEN_ONCE = 5_000;
+/** Texts remembered; forgotten all at once when full (the ones that repeat come back at once, with the same name). */
+const REMEMBERED = 5_000;
 
-const seenOnce = new Set<string>();
-const names = new Map<string, string>();
+/**
+ * What this process knows of a text: null, never prepared (not a write);
+ * '', a write seen once; otherwise its statement name. One lookup per query,
+ * so a read pays no pattern match after its first time.
+ */
+const known = new Map<string, string | null>();
 
 /**
  * Writes only: INSERT, UPDATE or DELETE (alone or in a CTE) with no LIMIT.
@@ -56,19 +60,17 @@ export function preparable(text: string): boolean {
 }
 
 function nameFor(text: string): string | null {
-  const known = names.get(text);
-  if (known) return known;
-  if (!preparable(text)) return null;
-  if (!seenOnce.has(text)) {
-    if (seenOnce.size >= SEEN_ONCE) seenOnce.clear();
-    seenOnce.add(text);
+  const verdict = known.get(text);
+  if (verdict) return verdict;
+  if (verdict === null) return null;
+  if (known.size >= REMEMBERED) known.clear();
+  if (verdict === undefined) {
+    known.set(text, preparable(text) ? '' : null);
     return null;
   }
-  seenOnce.delete(text);
+  // A write seen before: named by its digest, so a name always means one text.
   const name = `q_${createHash('sha256').update(text).digest('hex').slice(0, 32)}`;
-  // Bounded like seenOnce; a name is the text's digest, so one forgotten here comes back the same.
-  if (names.size >= SEEN_ONCE) names.clear();
-  names.set(text, name);
+  known.set(text, name);
   return name;
 }
 

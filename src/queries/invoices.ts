@@ -69,7 +69,8 @@ const FILTERS = [
   ['date_to', 'i.issue_date <= $'],
 ] as const;
 
-export async function listInvoices(pool: pg.Pool, organizationId: string, q: InvoiceListQuery): Promise<InvoicePage> {
+/** The WHERE conditions of `q` with their values ($1 the organization), and which filters are present (`key`). */
+function filtersOf(organizationId: string, q: Pick<InvoiceListQuery, (typeof FILTERS)[number][0]>) {
   const values: unknown[] = [organizationId];
   const where = ['i.organization_id = $1'];
   let key = '';
@@ -80,11 +81,16 @@ export async function listInvoices(pool: pg.Pool, organizationId: string, q: Inv
     values.push(name === 'customer_id' ? value.toLowerCase() : value);
     where.push(`${condition}${values.length}`);
   }
+  return { values, where, key };
+}
+
+export async function listInvoices(pool: pg.Pool, organizationId: string, q: InvoiceListQuery): Promise<InvoicePage> {
+  const { values, where, key } = filtersOf(organizationId, q);
   const direction = q.order === 'asc' ? 'asc' : 'desc';
   const order = `order by i.created_at ${direction}, i.id ${direction}`;
   const limit = `limit $${values.length + 1} offset $${values.length + 2}`;
   if (q.per_page > MAX_PER_PAGE) throw new RangeError(`per_page ${q.per_page} > ${MAX_PER_PAGE}`);
-  if ((q.date_from || q.date_to) && !q.customer_id) return listByIssueDate(pool, q, { values, where, key, direction, order, limit });
+  if ((q.date_from || q.date_to) && !q.customer_id) return listByIssueDate(pool, organizationId, q, { values, where, key, direction, order, limit });
   const page = walkPage(pool, q, { values, where, key, direction, order, limit });
   const onlyStatus = !q.customer_id && !q.date_from && !q.date_to;
   const count = onlyStatus
@@ -142,7 +148,7 @@ interface ListSql {
  * taken when fewer, range first otherwise. Three statements in sequence,
  * each bounded by the range's size.
  */
-async function listByIssueDate(pool: pg.Pool, q: InvoiceListQuery, l: ListSql): Promise<InvoicePage> {
+async function listByIssueDate(pool: pg.Pool, organizationId: string, q: InvoiceListQuery, l: ListSql): Promise<InvoicePage> {
   const { values, where, key, direction, limit } = l;
   const counted = await pool.query({ name: `invoices.count.${key}`, text: `select count(*) as n from invoices i where ${where.join(' and ')}`, values });
   const total = Number(counted.rows[0].n);
@@ -152,14 +158,13 @@ async function listByIssueDate(pool: pg.Pool, q: InvoiceListQuery, l: ListSql): 
   const bound = direction === 'desc' ? q.date_to : q.date_from;
   let walk = !bound;
   if (bound) {
-    const others = where.filter((w) => !w.startsWith('i.issue_date'));
-    const probeValues = values.filter((v, i) => i === 0 || !where[i].startsWith('i.issue_date'));
-    const renumbered = others.map((w, i) => w.replace(/\$\d+$/, `$${i + 1}`));
-    const beyond = `i.issue_date ${direction === 'desc' ? '>' : '<'} $${renumbered.length + 1}`;
+    // The same filters without the dates, and the rows beyond the bound.
+    const others = filtersOf(organizationId, { status: q.status, customer_id: q.customer_id });
+    const beyond = `i.issue_date ${direction === 'desc' ? '>' : '<'} $${others.values.length + 1}`;
     const probe = await pool.query({
       name: `invoices.probe.${key}.${direction}`,
-      text: `select count(*) as n from (select 1 from invoices i where ${[...renumbered, beyond].join(' and ')} limit $${renumbered.length + 2}) skipped`,
-      values: [...probeValues, bound, total],
+      text: `select count(*) as n from (select 1 from invoices i where ${[...others.where, beyond].join(' and ')} limit $${others.values.length + 2}) skipped`,
+      values: [...others.values, bound, total],
     });
     walk = Number(probe.rows[0].n) < total;
   }
