@@ -13,7 +13,6 @@
 import { randomUUID } from 'node:crypto';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
-import { prepareRepeated } from '../../db/prepared.ts';
 import { guardPool } from '../../db/connection.ts';
 import type { Outcome } from './retry.ts';
 import type { Convention } from './signing.ts';
@@ -65,7 +64,6 @@ export function claimConnection(url: string): Kysely<Database> {
     application_name: 'invoicing:webhook-sender:claims',
     options: '-c enable_bitmapscan=off -c enable_seqscan=off',
   });
-  pool.on('connect', (client) => prepareRepeated(client));
   // A dropped connection (idle or mid-claim) is replaced on next use; the claim is retried.
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool: guardPool(pool) }) });
 }
