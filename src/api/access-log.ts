@@ -1,5 +1,5 @@
 /**
- * Request id, access log (pino-http) and HTTP metrics for every request the
+ * Request id, access log and HTTP metrics for every request the
  * server answers (docs/operations.md "Logs" and "Metrics").
  *
  * - `X-Request-Id`: the client's if it is sane (1..128 of `[\w.-]`), else a
@@ -15,9 +15,7 @@
  * - The same route template and status label the request counter and latency
  *   histogram (src/shared/metrics.ts).
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
-import { pinoHttp } from 'pino-http';
 import { v7 as uuidv7 } from 'uuid';
 import type { Logger } from '../shared/logger.ts';
 import { httpDuration, httpRequests } from '../shared/metrics.ts';
@@ -37,41 +35,51 @@ export function routeTemplate(req: Request, res: Response): string {
   return typeof path === 'string' ? `${req.baseUrl}${path}` : 'unmatched';
 }
 
+/**
+ * Written by hand rather than with pino-http, which made two child loggers
+ * per request (with the redaction and serializer set-up each implies) for a
+ * line we build ourselves anyway: about a tenth of the server's CPU per
+ * request (docs/performance.md "API pipeline"). The request's own logger
+ * (`res.locals.logger`, used on error paths only) is made on first use.
+ */
 export function accessLog(logger: Logger): RequestHandler {
-  const log = pinoHttp<IncomingMessage, ServerResponse, never>({
-    logger,
-    // Every line of the request carries request_id only; the access line adds our fields below, not pino-http's req/res objects.
-    quietReqLogger: true,
-    quietResLogger: true,
-    customAttributeKeys: { reqId: 'request_id', responseTime: 'ms' },
-    genReqId: (req: IncomingMessage, res: ServerResponse) => {
-      const given = req.headers['x-request-id'];
-      const id = typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : uuidv7();
-      res.setHeader('X-Request-Id', id);
-      return id;
-    },
-    customLogLevel: (req, res, err) => {
-      if (PROBES.has(((req as Request).originalUrl ?? req.url ?? '').split('?')[0])) return 'debug';
-      if (res.statusCode === 500 || (err && res.statusCode < 400)) return 'error';
-      return res.statusCode >= 500 ? 'warn' : 'info';
-    },
-    // Our own fields instead of pino-http's req/res objects (no headers: they hold keys and cookies).
-    customSuccessObject: (req, res, val) => line(req as Request, res as Response, val.ms),
-    // A 5xx was already logged once with its cause (src/api/errors.ts); no second stack here.
-    customErrorObject: (req, res, _err, val) => line(req as Request, res as Response, val.ms),
-    customSuccessMessage: (req, res) => `${req.method} ${routeTemplate(req as Request, res as Response)} ${res.statusCode}`,
-    customErrorMessage: (req, res) => `${req.method} ${routeTemplate(req as Request, res as Response)} ${res.statusCode}`,
-  });
   return (req, res, next) => {
     const started = process.hrtime.bigint();
-    log(req, res);
-    res.locals.requestId = req.id;
-    res.locals.logger = req.log;
-    res.on('finish', () => {
-      const labels = { method: req.method, route: routeTemplate(req, res), status: String(res.statusCode) };
-      httpRequests.inc(labels);
-      httpDuration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
-    });
+    const given = req.headers['x-request-id'];
+    const id = typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : uuidv7();
+    res.setHeader('X-Request-Id', id);
+    res.locals.requestId = id;
+    let child: Logger | undefined;
+    Object.defineProperty(res.locals, 'logger', { configurable: true, enumerable: true, get: () => (child ??= logger.child({ request_id: id })) });
+
+    let done = false;
+    // 'finish' when the answer is sent, 'close' alone when the client left first, 'error' when the socket failed.
+    const complete = (err?: unknown) => {
+      if (done) return;
+      done = true;
+      res.removeListener('finish', complete);
+      res.removeListener('close', complete);
+      res.removeListener('error', complete);
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const route = routeTemplate(req, res);
+      const status = res.statusCode;
+      const aborted = !res.writableFinished;
+      if (!aborted) {
+        const labels = { method: req.method, route, status: String(status) };
+        httpRequests.inc(labels);
+        httpDuration.observe(labels, seconds);
+      }
+      const level = PROBES.has((req.originalUrl ?? req.url ?? '').split('?')[0]) ? 'debug'
+        : status === 500 || (err && status < 400) ? 'error'
+          : status >= 500 ? 'warn' : 'info';
+      if (!logger.isLevelEnabled(level)) return;
+      // A 5xx was already logged once with its cause (src/api/errors.ts); no second stack here.
+      const fields = { request_id: id, ...line(req, res, Math.round(seconds * 1e6) / 1e3), ...(aborted ? { aborted: true } : {}) };
+      logger[level](fields, `${req.method} ${route} ${status}`);
+    };
+    res.on('finish', complete);
+    res.on('close', complete);
+    res.on('error', complete);
     next();
   };
 }

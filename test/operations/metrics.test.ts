@@ -1,5 +1,5 @@
 /**
- * GET /metrics (Prometheus text, prom-client) and the access log (pino-http)
+ * GET /metrics (Prometheus text, prom-client) and the access log
  * on a real server: counters and histograms per route template and status,
  * the scrape-time gauges, no ids in labels, and one access line per request
  * with what an operator needs (docs/operations.md).
