@@ -7,8 +7,8 @@
  * size of the log.
  */
 import type { Writable } from 'node:stream';
-import type { EventStore, RecordedEvent } from '../eventstore/types.ts';
-import { logPages } from './log-fold.ts';
+import type { EventStore, RecordedEvent, TextLogEntry } from '../eventstore/types.ts';
+import { logPages, PAGE, pagesAhead } from './log-fold.ts';
 
 const CASABLANCA = new Intl.DateTimeFormat('en-CA', { timeZone: 'Africa/Casablanca', year: 'numeric', month: '2-digit', day: '2-digit' });
 
@@ -49,6 +49,19 @@ function line(e: RecordedEvent, format: ExportFormat): string {
   return `${CSV_COLUMNS.map((c) => csvField(row[c])).join(',')}\r\n`;
 }
 
+/** The same line from a text entry (readAllText): data and metadata are copied as the store printed them. */
+function textLine(position: string, e: NonNullable<TextLogEntry['event']>, format: ExportFormat): string {
+  if (format === 'csv') {
+    const row = { position, stream: e.stream, revision: e.revision, event_id: e.id, type: e.type, occurred_at: e.occurred_at, actor: e.actor, hash: e.hash, data: e.data, metadata: e.metadata };
+    return `${CSV_COLUMNS.map((c) => csvField(row[c])).join(',')}\r\n`;
+  }
+  const q = JSON.stringify;
+  // The keys of line()'s row in its order; absent occurred_at or actor are left out, as JSON.stringify leaves out undefined.
+  return `{"position":${q(position)},"stream":${q(e.stream)},"revision":${e.revision},"event_id":${q(e.id)},"type":${q(e.type)}` +
+    `${e.occurred_at === null ? '' : `,"occurred_at":${q(e.occurred_at)}`}${e.actor === null ? '' : `,"actor":${q(e.actor)}`}` +
+    `,"hash":${q(e.hash)},"data":${e.data},"metadata":${e.metadata}}\n`;
+}
+
 export interface ExportOptions {
   organizationId: string;
   from: string;
@@ -57,29 +70,52 @@ export interface ExportOptions {
   onProgress?: (read: number, written: number) => void;
 }
 
-/** Writes the export to `out`; returns how many events it wrote. */
+/**
+ * Writes the export to `out`; returns how many events it wrote. A store
+ * with readAllText (PostgreSQL) hands over the organization's events as
+ * JSON text, copied into the lines without being parsed and printed again
+ * (about twice as fast, docs/performance.md "Audit"); otherwise every event
+ * is read whole and filtered here.
+ */
 export async function exportEvents(store: EventStore, out: Writable, options: ExportOptions): Promise<number> {
   const start = casablancaMidnight(options.from).toISOString();
   const next = new Date(Date.parse(`${options.to}T00:00:00.000Z`) + 86_400_000).toISOString().slice(0, 10);
   const end = casablancaMidnight(next).toISOString();
+  const inRange = (at: unknown) => typeof at === 'string' && at >= start && at < end;
   const write = async (text: string) => {
     if (!out.write(text)) await new Promise<void>((resolve) => out.once('drain', resolve));
   };
   if (options.format === 'csv') await write(`${CSV_COLUMNS.join(',')}\r\n`);
   let read = 0;
   let written = 0;
+  const flush = async (chunk: string, pageLength: number) => {
+    read += pageLength;
+    if (chunk) await write(chunk);
+    options.onProgress?.(read, written);
+  };
+  const textPages = store.readAllText?.bind(store);
+  if (textPages) {
+    for await (const page of pagesAhead((after) => textPages(after, PAGE, options.organizationId))) {
+      let chunk = '';
+      for (const { position, event } of page) {
+        if (event && inRange(event.occurred_at)) {
+          chunk += textLine(position, event, options.format);
+          written++;
+        }
+      }
+      await flush(chunk, page.length);
+    }
+    return written;
+  }
   for await (const page of logPages(store)) {
     let chunk = '';
     for (const e of page) {
-      const at = e.metadata?.occurred_at;
-      if (e.metadata?.organization_id === options.organizationId && typeof at === 'string' && at >= start && at < end) {
+      if (e.metadata?.organization_id === options.organizationId && inRange(e.metadata?.occurred_at)) {
         chunk += line(e, options.format);
         written++;
       }
     }
-    read += page.length;
-    if (chunk) await write(chunk);
-    options.onProgress?.(read, written);
+    await flush(chunk, page.length);
   }
   return written;
 }

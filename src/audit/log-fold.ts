@@ -15,7 +15,7 @@ export function auditStream(organizationId: string): string {
   return `${AUDIT_STREAM_PREFIX}${organizationId}`;
 }
 
-const PAGE = 5000;
+export const PAGE = 5000;
 
 export class OrganizationHeads {
   /** organization id -> stream -> head */
@@ -46,13 +46,18 @@ export class OrganizationHeads {
  * driver decodes) page n+1 while the caller hashes or writes page n: the two
  * costs overlap instead of adding up.
  */
-export async function* logPages(store: EventStore, pageSize = PAGE): AsyncGenerator<RecordedEvent[]> {
-  let next = store.readAll(null, pageSize);
+export function logPages(store: EventStore, pageSize = PAGE): AsyncGenerator<RecordedEvent[]> {
+  return pagesAhead((after) => store.readAll(after, pageSize));
+}
+
+/** logPages over any reader of the log in pages (entries carrying their position). */
+export async function* pagesAhead<T extends { position: string }>(read: (after: string | null) => Promise<T[]>): AsyncGenerator<T[]> {
+  let next = read(null);
   for (;;) {
     const page = await next;
     if (page.length === 0) return;
     // Only an empty page ends the log (an adapter may return short pages before its end).
-    next = store.readAll(page[page.length - 1].position, pageSize);
+    next = read(page[page.length - 1].position);
     // A consumer that stops early leaves the read ahead in flight: its failure must not go unhandled.
     next.catch(() => {});
     yield page;

@@ -8,13 +8,13 @@
  *   hash[-1] = GENESIS_HASH (64 zeros)
  *
  * The body digest is computed where the event is created (Node), because JSON
- * canonicalization needs a real JSON library; the chain step needs only the
+ * canonicalization (src/eventstore/jcs.ts) needs a real JSON implementation; the chain step needs only the
  * previous hash, which only the store knows at append time, so the PostgreSQL
  * adapter computes it inside es_append (migration 0060) and the EventStoreDB
  * adapter here, with chainStep().
  */
 import { createHash } from 'node:crypto';
-import canonicalize from 'canonicalize';
+import { canonicalJson } from './jcs.ts';
 
 /** The "previous hash" of a stream's first event (revision 0). */
 export const GENESIS_HASH = '0'.repeat(64);
@@ -28,7 +28,7 @@ export interface HashedFields {
 
 /** RFC 8785 canonical JSON of the hashed fields of one event. */
 export function canonicalBody(event: HashedFields): string {
-  const text = canonicalize({ id: event.id, type: event.type, data: event.data, metadata: event.metadata });
+  const text = canonicalJson({ id: event.id, type: event.type, data: event.data, metadata: event.metadata });
   if (text === undefined) throw new TypeError(`event ${event.id} cannot be encoded as JSON`);
   return text;
 }

@@ -20,6 +20,7 @@ import {
   type NewEvent,
   type ReadStreamOptions,
   type RecordedEvent,
+  type TextLogEntry,
 } from './types.ts';
 
 type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
@@ -236,6 +237,36 @@ export async function readAllFrom(db: Queryable, after: string | null, limit: nu
   return rows.map(toRecorded);
 }
 
+/**
+ * readAllText (types.ts): the same page as readAllFrom, the organization's
+ * events with data and metadata as text (PostgreSQL prints the jsonb; the
+ * driver parses nothing), the others as bare positions. An export then
+ * costs no JSON.parse and no JSON.stringify per event.
+ */
+export async function readAllTextFrom(db: Queryable, after: string | null, limit: number, organizationId: string): Promise<TextLogEntry[]> {
+  const { tx, pos } = decodePosition(after);
+  const { rows } = await db.query({
+    text: `select e.transaction_id, e.global_position, m.mine,
+              case when m.mine then e.stream_id end as stream_id, case when m.mine then e.revision end as revision,
+              case when m.mine then e.event_id end as event_id, case when m.mine then e.type end as type,
+              case when m.mine then e.hash end as hash,
+              case when m.mine then e.metadata->>'occurred_at' end as occurred_at, case when m.mine then e.metadata->>'actor' end as actor,
+              case when m.mine then e.data::text end as data, case when m.mine then e.metadata::text end as metadata
+       from es_events e cross join lateral (select e.metadata->>'organization_id' = $4 as mine) m
+       where (e.transaction_id, e.global_position) > ($1::xid8, $2::bigint)
+         and e.transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+       order by e.transaction_id, e.global_position
+       limit $3`,
+    values: [tx, pos, limit, organizationId],
+  });
+  return rows.map((r) => ({
+    position: encodePosition(r.transaction_id, r.global_position),
+    event: r.mine
+      ? { id: r.event_id, stream: r.stream_id, revision: Number(r.revision), type: r.type, hash: r.hash, occurred_at: r.occurred_at, actor: r.actor, data: r.data, metadata: r.metadata }
+      : null,
+  }));
+}
+
 export interface PostgresStoreOptions {
   /** Read models written in the append's transaction (src/projections/inline.ts). */
   inline?: InlineProjections;
@@ -311,6 +342,8 @@ export async function createPostgresEventStore(pool: pg.Pool, url?: string, stor
     },
 
     readAll: (after, limit) => readAllFrom(pool, after, limit),
+
+    readAllText: (after, limit, organizationId) => readAllTextFrom(pool, after, limit, organizationId),
 
     subscribeToAll(after, handler, options = {}) {
       const sub = subscribeByPolling({

@@ -41,6 +41,24 @@ export interface RecordedEvent<T = unknown> {
   created_at: Date;
 }
 
+/** An entry of readAllText: `event` is null for another organization's event. */
+export interface TextLogEntry {
+  position: string;
+  event: {
+    id: string;
+    stream: string;
+    revision: number;
+    type: string;
+    hash: string;
+    /** metadata.occurred_at and metadata.actor, as strings (null when absent). */
+    occurred_at: string | null;
+    actor: string | null;
+    /** JSON text, as the store prints it (whitespace and key order may differ from JSON.stringify's). */
+    data: string;
+    metadata: string;
+  } | null;
+}
+
 export interface AppendResult {
   /** Revision of the last event now in the stream. */
   nextRevision: number;
@@ -80,6 +98,13 @@ export interface EventStore {
   readStream(stream: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
   /** Events of every stream after `after` (null: from the start), in global order. */
   readAll(after: string | null, limit: number): Promise<RecordedEvent[]>;
+  /**
+   * Optional, for exports that copy events without parsing them: readAll's
+   * page, with the data and metadata of one organization's events as their
+   * JSON text and every other event reduced to its position. An adapter
+   * without it is read with readAll (src/audit/export.ts).
+   */
+  readAllText?(after: string | null, limit: number, organizationId: string): Promise<TextLogEntry[]>;
   /** Handler gets ordered batches; it resumes exactly after the last handled event. */
   subscribeToAll(
     after: string | null,

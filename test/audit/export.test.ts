@@ -148,6 +148,52 @@ describe('audit export and audit invoice (CLI, on a log written through the API)
   });
 });
 
+describe('audit export: the text path', function () {
+  it("PostgreSQL's readAllText (data copied as text) and the generic path (parsed, printed again) export the same events", async function () {
+    const database = await freshDatabase();
+    const store = await createPostgresEventStore(database.pool);
+    try {
+      const org = uuidv7();
+      const at = '2026-11-24T10:00:00.000Z';
+      const meta = (organization_id: string, actor?: string) => ({ organization_id, ...(actor ? { actor } : {}), request_id: null, correlation_id: null, causation_id: null, occurred_at: at }) as any;
+      const data = [
+        { text: 'Facture « été », "guillemets", \\ et \n ligne', arabic: 'فاتورة ١٢٣', emoji: '😀', nested: { b: [1, 2.5, -0, null, true], a: {} }, n: 12345678901234 },
+        { empty: '', list: [], zero: 0 },
+      ];
+      for (const [i, d] of data.entries()) {
+        await store.appendToStream(`thing-${uuidv7()}`, [{ id: uuidv7(), type: 'T', data: d, metadata: meta(org, i === 0 ? 'key_1' : undefined) }], 'no_stream');
+        await store.appendToStream(`thing-${uuidv7()}`, [{ id: uuidv7(), type: 'T', data: { other: i }, metadata: meta(uuidv7(), 'key_2') }], 'no_stream');
+      }
+      const generic = { ...store, readAllText: undefined };
+      const run = async (s: typeof store, format: 'jsonl' | 'csv') => {
+        const out = new PassThrough();
+        let text = '';
+        out.on('data', (c) => (text += c));
+        const n = await exportEvents(s, out, { organizationId: org, from: '2026-11-24', to: '2026-11-24', format });
+        return { n, text };
+      };
+      const [textJsonl, genericJsonl] = [await run(store, 'jsonl'), await run(generic, 'jsonl')];
+      expect(textJsonl.n).to.equal(2);
+      expect(genericJsonl.n).to.equal(2);
+      // The text path copies PostgreSQL's printing of the jsonb ("key": value), the generic one JSON.stringify's.
+      expect(textJsonl.text).to.contain('"zero": 0');
+      expect(genericJsonl.text).to.contain('"zero":0');
+      const parse = (t: string) => t.trimEnd().split('\n').map((l) => JSON.parse(l));
+      expect(parse(textJsonl.text)).to.deep.equal(parse(genericJsonl.text));
+      expect(parse(textJsonl.text).map((r) => r.data)).to.deep.equal(data.map((d) => JSON.parse(JSON.stringify(d))));
+      expect(Object.keys(parse(textJsonl.text)[1])).to.deep.equal(Object.keys(parse(genericJsonl.text)[1])); // no actor: left out alike
+
+      const [textCsv, genericCsv] = [parseCsv((await run(store, 'csv')).text), parseCsv((await run(generic, 'csv')).text)];
+      expect(textCsv).to.have.length(3);
+      const asValues = (rows: string[][]) => rows.map((r, n) => r.map((f, i) => (n > 0 && i >= 8 && f ? JSON.parse(f) : f))); // data and metadata: the same JSON
+      expect(asValues(textCsv)).to.deep.equal(asValues(genericCsv));
+    } finally {
+      await store.close();
+      await database.drop();
+    }
+  });
+});
+
 describe('audit export: Casablanca day boundaries', function () {
   it('places midnight at UTC+1 (winter 2026) and takes [from 00:00, to+1 00:00)', async function () {
     expect(casablancaMidnight('2026-11-23').toISOString()).to.equal('2026-11-22T23:00:00.000Z');
