@@ -13,6 +13,7 @@ const benches: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   documents: () => import('./documents.ts'),
   recurring: () => import('./recurring.ts'),
   audit: () => import('./audit.ts'),
+  'audit-export': () => import('./audit-export.ts'),
   dashboard: () => import('./dashboard.ts'),
   'list-dates': () => import('./list-dates.ts'),
 };

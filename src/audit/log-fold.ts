@@ -15,7 +15,7 @@ export function auditStream(organizationId: string): string {
   return `${AUDIT_STREAM_PREFIX}${organizationId}`;
 }
 
-export const PAGE = 5000;
+const PAGE = 5000;
 
 export class OrganizationHeads {
   /** organization id -> stream -> head */
