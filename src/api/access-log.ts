@@ -74,8 +74,10 @@ export function accessLog(logger: Logger): RequestHandler {
           : status >= 500 ? 'warn' : 'info';
       if (!logger.isLevelEnabled(level)) return;
       // A 5xx was already logged once with its cause (src/api/errors.ts); no second stack here.
-      const fields = { request_id: id, ...line(req, res, Math.round(seconds * 1e6) / 1e3), ...(aborted ? { aborted: true } : {}) };
-      logger[level](fields, `${req.method} ${route} ${status}`);
+      const fields = { request_id: id, ...line(req, res, Math.round(seconds * 1e6) / 1e3) };
+      // Left before any answer began: no status was sent, so none is logged.
+      if (aborted) Object.assign(fields, { aborted: true, ...(res.headersSent ? {} : { status: null }) });
+      logger[level](fields, `${req.method} ${route} ${fields.status ?? 'aborted'}`);
     };
     res.on('finish', complete);
     res.on('close', complete);

@@ -4,6 +4,7 @@
  * the scrape-time gauges, no ids in labels, and one access line per request
  * with what an operator needs (docs/operations.md).
  */
+import net from 'node:net';
 import { Writable } from 'node:stream';
 import { expect } from 'chai';
 import { loadConfig } from '../../src/config.ts';
@@ -115,6 +116,28 @@ describe('operations: /metrics and the access log', function () {
     // Without a usable X-Request-Id the server mints one: a UUID v7, like every id it mints.
     const minted = await fetch(`${server.url}/customers`, { headers: { authorization: `Bearer ${tenant.key.secret}`, 'x-request-id': 'not sane!' } });
     expect(minted.headers.get('x-request-id')).to.match(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  });
+
+  it('a client that hangs up before its answer still gets its line, marked aborted, and is not counted as an answer', async () => {
+    const before = await scrape();
+    // Headers announce a body that never comes whole; the socket is closed mid-body.
+    const url = new URL(`${server.url}/customers`);
+    const socket = net.connect(Number(url.port), url.hostname);
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    socket.write(
+      `POST ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${tenant.key.secret}\r\nX-Request-Id: gone-1\r\n` +
+        'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"name": "Hal',
+    );
+    socket.end(); // the server reads the headers and the partial body, then the end of the stream
+    await until(() => lines.some((l) => l.request_id === 'gone-1'), 5000, 'the aborted request\'s line');
+    const line = lines.find((l) => l.request_id === 'gone-1');
+    expect(line, JSON.stringify(line)).to.include({ method: 'POST', url: '/api/v1/customers', aborted: true, status: null }); // route: unmatched, the body never came whole
+    const after = await scrape();
+    // Every status of POST /customers, summed: the aborted request must be in none of them.
+    const posts = (text: string) =>
+      text.split('\n').filter((l) => l.startsWith('http_requests_total{') && l.includes('method="POST"') && l.includes('route="/api/v1/customers"'))
+        .reduce((sum, l) => sum + Number(l.split(' ').at(-1)), 0);
+    expect(posts(after)).to.equal(posts(before));
   });
 
   it('logs health probes and scrapes at debug, not info', async () => {
