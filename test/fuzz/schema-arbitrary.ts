@@ -107,7 +107,9 @@ function objectFor(s: Schema, depth: number): fc.Arbitrary<Record<string, unknow
 export function mutated(s: Schema): fc.Arbitrary<unknown> {
   return fc.tuple(valid(s), fc.array(fc.tuple(fc.nat(), fc.nat(6), hostileValue, fc.string({ minLength: 1, maxLength: 12 })), { minLength: 1, maxLength: 3 })).map(([value, edits]) => {
     let v: unknown = structuredClone(value);
-    for (const [where, how, replacement, name] of edits) v = mutate(v, s, where, how, replacement, name);
+    // constantFrom hands out the same object every time: a copy, or an edit could put an object inside itself
+    // (a body JSON cannot send) and later samples would see earlier samples' edits.
+    for (const [where, how, replacement, name] of edits) v = mutate(v, s, where, how, structuredClone(replacement), name);
     return v;
   });
 }
