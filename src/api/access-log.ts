@@ -50,7 +50,12 @@ export function accessLog(logger: Logger): RequestHandler {
     res.setHeader('X-Request-Id', id);
     res.locals.requestId = id;
     let child: Logger | undefined;
-    Object.defineProperty(res.locals, 'logger', { configurable: true, enumerable: true, get: () => (child ??= logger.child({ request_id: id })) });
+    Object.defineProperty(res.locals, 'logger', {
+      configurable: true,
+      enumerable: true,
+      get: () => (child ??= logger.child({ request_id: id })),
+      set: (replacement: Logger) => (child = replacement),
+    });
 
     let done = false;
     // 'finish' when the answer is sent, 'close' alone when the client left first, 'error' when the socket failed.

@@ -39,9 +39,14 @@ export function createApp(rt: Runtime, routes: readonly RouteSpec[], mounts: rea
   // changes: the decoded bytes are the answer (an Idempotency-Key replay's included) and the
   // ETag, which names the resource version, stays the same (docs/api-decisions.md "Compression").
   // A client that names no encoding gets identity whatever the middleware decides, so it is not
-  // wrapped around such a request at all (its hooks on every write cost about 25 us a request).
+  // wrapped around such a request at all (its hooks on every write cost about 25 us a request);
+  // the answer still says that it varies with Accept-Encoding, for caches, as the middleware would.
   const compress = compression({ threshold: 2048 });
-  app.use((req, res, next) => (req.headers['accept-encoding'] ? compress(req, res, next) : next()));
+  app.use((req, res, next) => {
+    if (req.headers['accept-encoding']) return compress(req, res, next);
+    res.vary('Accept-Encoding');
+    next();
+  });
   app.use(healthRouter(rt));
   if (!rt.config?.metricsPort) app.use(metricsRouter(rt)); // else on its own port (src/server.ts)
   for (const m of mounts) app.use(m.path, m.router(rt));

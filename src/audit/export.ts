@@ -68,7 +68,7 @@ function textLine(position: string, e: NonNullable<TextLogEntry['event']>, forma
   const q = JSON.stringify;
   // The keys of line()'s row in its order; absent occurred_at or actor are left out, as JSON.stringify leaves out undefined.
   return `{"position":${q(position)},"stream":${q(e.stream)},"revision":${e.revision},"event_id":${q(e.id)},"type":${q(e.type)}` +
-    `${e.occurred_at === null ? '' : `,"occurred_at":${q(e.occurred_at)}`}${e.actor === null ? '' : `,"actor":${q(e.actor)}`}` +
+    `${e.occurred_at === undefined ? '' : `,"occurred_at":${q(e.occurred_at)}`}${e.actor === undefined ? '' : `,"actor":${q(e.actor)}`}` +
     `,"hash":${q(e.hash)},"data":${e.data},"metadata":${e.metadata}}\n`;
 }
 

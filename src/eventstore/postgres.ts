@@ -250,7 +250,7 @@ export async function readAllTextFrom(db: Queryable, after: string | null, limit
               case when m.mine then e.stream_id end as stream_id, case when m.mine then e.revision end as revision,
               case when m.mine then e.event_id end as event_id, case when m.mine then e.type end as type,
               case when m.mine then e.hash end as hash,
-              case when m.mine then e.metadata->>'occurred_at' end as occurred_at, case when m.mine then e.metadata->>'actor' end as actor,
+              case when m.mine then (e.metadata->'occurred_at')::text end as occurred_at, case when m.mine then (e.metadata->'actor')::text end as actor,
               case when m.mine then e.data::text end as data, case when m.mine then e.metadata::text end as metadata
        from es_events e cross join lateral (select e.metadata->>'organization_id' = $4 as mine) m
        where (e.transaction_id, e.global_position) > ($1::xid8, $2::bigint)
@@ -262,9 +262,14 @@ export async function readAllTextFrom(db: Queryable, after: string | null, limit
   return rows.map((r) => ({
     position: encodePosition(r.transaction_id, r.global_position),
     event: r.mine
-      ? { id: r.event_id, stream: r.stream_id, revision: Number(r.revision), type: r.type, hash: r.hash, occurred_at: r.occurred_at, actor: r.actor, data: r.data, metadata: r.metadata }
+      ? { id: r.event_id, stream: r.stream_id, revision: Number(r.revision), type: r.type, hash: r.hash, occurred_at: jsonMember(r.occurred_at), actor: jsonMember(r.actor), data: r.data, metadata: r.metadata }
       : null,
   }));
+}
+
+/** A metadata member read as JSON text: undefined when the key is absent (SQL null), else its value (JSON null included). */
+function jsonMember(text: string | null): unknown {
+  return text === null ? undefined : JSON.parse(text);
 }
 
 export interface PostgresStoreOptions {

@@ -50,9 +50,9 @@ export interface TextLogEntry {
     revision: number;
     type: string;
     hash: string;
-    /** metadata.occurred_at and metadata.actor, as strings (null when absent). */
-    occurred_at: string | null;
-    actor: string | null;
+    /** metadata.occurred_at and metadata.actor as JSON values (undefined when the key is absent). */
+    occurred_at: unknown;
+    actor: unknown;
     /** JSON text, as the store prints it (whitespace and key order may differ from JSON.stringify's). */
     data: string;
     metadata: string;

@@ -196,6 +196,11 @@ describe('HTTP conventions', function () {
     it('large JSON answers are gzip or br as the client asks, and decode to the same bytes', async () => {
       const identity = await raw(bigList, { headers: { ...auth(), 'accept-encoding': 'identity' } });
       expect(identity.headers['content-encoding']).to.equal(undefined);
+      // No Accept-Encoding at all: identity too, and the answer still says it varies with it (for caches).
+      const unnamed = await raw(bigList, { headers: auth() });
+      expect(unnamed.headers['content-encoding']).to.equal(undefined);
+      expect(unnamed.headers.vary).to.match(/Accept-Encoding/i);
+      expect(unnamed.body.equals(identity.body)).to.equal(true);
       expect(identity.body.length).to.be.greaterThan(2048);
       for (const encoding of ['gzip', 'br']) {
         const res = await raw(bigList, { headers: { ...auth(), 'accept-encoding': encoding } });

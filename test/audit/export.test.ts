@@ -155,13 +155,17 @@ describe('audit export: the text path', function () {
     try {
       const org = uuidv7();
       const at = '2026-11-24T10:00:00.000Z';
-      const meta = (organization_id: string, actor?: string) => ({ organization_id, ...(actor ? { actor } : {}), request_id: null, correlation_id: null, causation_id: null, occurred_at: at }) as any;
+      const meta = (organization_id: string, actor?: unknown) => ({ organization_id, ...(actor !== undefined ? { actor } : {}), request_id: null, correlation_id: null, causation_id: null, occurred_at: at }) as any;
       const data = [
         { text: 'Facture « été », "guillemets", \\ et \n ligne', arabic: 'فاتورة ١٢٣', emoji: '😀', nested: { b: [1, 2.5, -0, null, true], a: {} }, n: 12345678901234 },
         { empty: '', list: [], zero: 0 },
+        { third: true },
+        { fourth: true },
       ];
+      // Actors: a string, absent, JSON null, a number (old or hand-written events): each exported as the generic path does.
+      const actors: unknown[] = ['key_1', undefined, null, 42];
       for (const [i, d] of data.entries()) {
-        await store.appendToStream(`thing-${uuidv7()}`, [{ id: uuidv7(), type: 'T', data: d, metadata: meta(org, i === 0 ? 'key_1' : undefined) }], 'no_stream');
+        await store.appendToStream(`thing-${uuidv7()}`, [{ id: uuidv7(), type: 'T', data: d, metadata: meta(org, actors[i]) }], 'no_stream');
         await store.appendToStream(`thing-${uuidv7()}`, [{ id: uuidv7(), type: 'T', data: { other: i }, metadata: meta(uuidv7(), 'key_2') }], 'no_stream');
       }
       const generic = { ...store, readAllText: undefined };
@@ -173,18 +177,19 @@ describe('audit export: the text path', function () {
         return { n, text };
       };
       const [textJsonl, genericJsonl] = [await run(store, 'jsonl'), await run(generic, 'jsonl')];
-      expect(textJsonl.n).to.equal(2);
-      expect(genericJsonl.n).to.equal(2);
+      expect(textJsonl.n).to.equal(4);
+      expect(genericJsonl.n).to.equal(4);
       // The text path copies PostgreSQL's printing of the jsonb ("key": value), the generic one JSON.stringify's.
       expect(textJsonl.text).to.contain('"zero": 0');
       expect(genericJsonl.text).to.contain('"zero":0');
       const parse = (t: string) => t.trimEnd().split('\n').map((l) => JSON.parse(l));
       expect(parse(textJsonl.text)).to.deep.equal(parse(genericJsonl.text));
       expect(parse(textJsonl.text).map((r) => r.data)).to.deep.equal(data.map((d) => JSON.parse(JSON.stringify(d))));
-      expect(Object.keys(parse(textJsonl.text)[1])).to.deep.equal(Object.keys(parse(genericJsonl.text)[1])); // no actor: left out alike
+      for (let i = 0; i < 4; i++) expect(Object.keys(parse(textJsonl.text)[i])).to.deep.equal(Object.keys(parse(genericJsonl.text)[i])); // an absent actor: left out alike
+      expect(parse(textJsonl.text).map((r) => r.actor)).to.deep.equal(['key_1', undefined, null, 42]);
 
       const [textCsv, genericCsv] = [parseCsv((await run(store, 'csv')).text), parseCsv((await run(generic, 'csv')).text)];
-      expect(textCsv).to.have.length(3);
+      expect(textCsv).to.have.length(5);
       const asValues = (rows: string[][]) => rows.map((r, n) => r.map((f, i) => (n > 0 && i >= 8 && f ? JSON.parse(f) : f))); // data and metadata: the same JSON
       expect(asValues(textCsv)).to.deep.equal(asValues(genericCsv));
     } finally {
