@@ -1,6 +1,7 @@
 /**
  * Read model `invoices` (+ `invoice_lines`, `invoice_tax_breakdown`, and
- * `invoice_status_counts` for the lists' totals): one row per invoice
+ * `invoice_status_counts` and `invoice_issue_month_counts` for the lists'
+ * totals): one row per invoice
  * stream, carrying its lines and breakdown as JSON too (what the API reads;
  * the two tables are for analysts' SQL). Every invoice event carries the whole invoice, so a
  * batch collapses to the newest snapshot of each invoice, written with a
@@ -12,7 +13,8 @@
  * replay of a busy year stays fast.
  *
  * Tables: invoices, invoice_lines, invoice_tax_breakdown,
- * invoice_status_counts (migrations 0006, 0010, 0013, 0070; types
+ * invoice_status_counts, invoice_issue_month_counts (migrations 0006,
+ * 0010, 0013, 0070, 0102; types
  * src/db/tables/invoices.ts). Read by src/queries/invoices.ts and
  * src/queries/invoice-rows.ts.
  */
@@ -135,13 +137,13 @@ async function upsertInvoices(trx: Transaction<Database>, latest: Latest[]): Pro
   const rows = latest.map(row);
   const arrays = COLUMNS.map((c) => sql`${rows.map((r) => r[c])}::${sql.raw(COLUMN_TYPES[c])}[]`);
   const names = sql.raw(COLUMNS.join(', '));
-  const { rows: moved } = await sql<{ id: string; existed: boolean }>`
+  const { rows: moved } = await sql<{ id: string; existed: boolean; emptied: EmptiedMonth[] }>`
     with input as (select * from unnest(${sql.join(arrays)}) as t(${names})),
-    before as (select i.id, i.status from invoices i where i.id = any(${rows.map((r) => r.id)}::uuid[])),
+    before as (select i.id, i.status, i.issue_date from invoices i where i.id = any(${rows.map((r) => r.id)}::uuid[])),
     moved as (
       insert into invoices (${names}) select ${names} from input
       on conflict (id) do update set ${UPDATES} where invoices.version < excluded.version
-      returning id, organization_id, status, get_byte(uuid_send(id), 15) as slot),
+      returning id, organization_id, status, issue_date, get_byte(uuid_send(id), 15) as slot),
     deltas as (
       select organization_id, status, slot, 1 as n, false as opens from moved
       union all
@@ -156,9 +158,39 @@ async function upsertInvoices(trx: Transaction<Database>, latest: Latest[]): Pro
       select organization_id, status, slot, sum(n) from deltas group by 1, 2, 3 having sum(n) <> 0 or bool_or(opens)
       order by 1, 2, 3 -- rows locked in one order by every writer: concurrent writes cannot deadlock on them
       on conflict (organization_id, status, slot) do update set invoices = invoice_status_counts.invoices + excluded.invoices
-      where excluded.invoices <> 0)
-    select m.id, exists (select from before b where b.id = m.id) as existed from moved m`.execute(trx);
+      where excluded.invoices <> 0),
+    month_deltas as (
+      select organization_id, date_trunc('month', issue_date)::date as month, status, slot % 16 as slot, 1 as n from moved
+      union all
+      select m.organization_id, date_trunc('month', b.issue_date)::date, b.status, m.slot % 16, -1 from moved m join before b on b.id = m.id),
+    month_counted as (
+      insert into invoice_issue_month_counts (organization_id, month, status, slot, invoices)
+      select organization_id, month, status, slot, sum(n) from month_deltas group by 1, 2, 3, 4 having sum(n) <> 0
+      order by 1, 2, 3, 4
+      on conflict (organization_id, month, status, slot) do update set invoices = invoice_issue_month_counts.invoices + excluded.invoices
+      returning organization_id, month, status, slot, invoices)
+    select m.id, exists (select from before b where b.id = m.id) as existed,
+      (select coalesce(json_agg(json_build_object('organization_id', z.organization_id, 'month', z.month, 'status', z.status, 'slot', z.slot)), '[]')
+       from month_counted z where z.invoices = 0) as emptied
+    from moved m`.execute(trx);
+  // A month's count that fell to zero (a draft moved to another month, or its last invoice changed status) is
+  // deleted, so the table holds the non-zero counts only, however the events were batched (migration 0102).
+  const emptied = moved[0]?.emptied ?? [];
+  if (emptied.length > 0) {
+    await sql`
+      delete from invoice_issue_month_counts c
+      using unnest(${emptied.map((e) => e.organization_id)}::uuid[], ${emptied.map((e) => e.month)}::date[],
+                   ${emptied.map((e) => e.status)}::text[], ${emptied.map((e) => e.slot)}::smallint[]) as z(organization_id, month, status, slot)
+      where c.organization_id = z.organization_id and c.month = z.month and c.status = z.status and c.slot = z.slot and c.invoices = 0`.execute(trx);
+  }
   return moved;
+}
+
+interface EmptiedMonth {
+  organization_id: string;
+  month: string;
+  status: string;
+  slot: number;
 }
 
 /**
@@ -192,7 +224,7 @@ async function rewriteLines(trx: Transaction<Database>, latest: Latest[], existi
 export const invoicesProjector: Projector = {
   name: 'invoices',
   handles: INVOICE_EVENT_TYPES,
-  tables: ['invoices', 'invoice_lines', 'invoice_tax_breakdown', 'invoice_status_counts'],
+  tables: ['invoices', 'invoice_lines', 'invoice_tax_breakdown', 'invoice_status_counts', 'invoice_issue_month_counts'],
   async apply(events: RecordedEvent[], trx: Transaction<Database>): Promise<void> {
     const latest = newestPerInvoice(events);
     if (latest.length === 0) return;

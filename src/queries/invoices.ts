@@ -7,14 +7,16 @@
  * JSON on the row (decimal strings, so no amount ever passes through a JS
  * number); src/queries/invoice-rows.ts formats amounts with the currency's
  * minor units. A list runs its page and its count in parallel; the count
- * of a status-only list comes from invoice_status_counts. A list by issue
- * date counts first and then picks its plan (`listByIssueDate`).
+ * of a status-only list comes from invoice_status_counts, of a list by issue
+ * date from invoice_issue_month_counts, which then picks its plan
+ * (`listByIssueDate`).
  *
  * Plain SQL on the pg pool, as named statements: these run on every write's
  * answer and every list, and PostgreSQL then plans each once per connection
  * instead of once per request (docs/performance.md). The SQL text depends
  * only on which filters are present, never on their values.
  */
+import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import type { Invoice, InvoiceStatus } from '../commands/invoice/events.ts';
 import { toInvoice, toInvoiceView, type InvoiceView } from './invoice-rows.ts';
@@ -143,41 +145,87 @@ interface ListSql {
  *   index-only scan), sorted, the page's rows fetched by id; its cost
  *   grows with the range's size.
  *
- * A probe counts the rows the walk would skip (those past the range's far
- * bound in the list's order), stopping at the range's size: the walk is
- * taken when fewer, range first otherwise. Three statements in sequence,
- * each bounded by the range's size.
+ * A second count, of the rows the walk would skip (those past the range's
+ * far bound in the list's order), decides: the walk when fewer, range first
+ * otherwise. Both counts come from the month counts (`countByIssueDate`),
+ * each bounded by two months of invoices; three statements in sequence.
  */
 async function listByIssueDate(pool: pg.Pool, organizationId: string, q: InvoiceListQuery, l: ListSql): Promise<InvoicePage> {
   const { values, where, key, direction, limit } = l;
-  const counted = await pool.query({ name: `invoices.count.${key}`, text: `select count(*) as n from invoices i where ${where.join(' and ')}`, values });
-  const total = Number(counted.rows[0].n);
+  const total = await countByIssueDate(pool, organizationId, q.status, q.date_from, q.date_to);
   const offset = (q.page - 1) * q.per_page;
   if (total === 0 || offset >= total) return { data: [], total };
   // The bound the walk starts beyond: newest-first lists start past date_to, oldest-first before date_from.
   const bound = direction === 'desc' ? q.date_to : q.date_from;
   let walk = !bound;
   if (bound) {
-    // The same filters without the dates, and the rows beyond the bound.
-    const others = filtersOf(organizationId, { status: q.status, customer_id: q.customer_id });
-    const beyond = `i.issue_date ${direction === 'desc' ? '>' : '<'} $${others.values.length + 1}`;
-    const probe = await pool.query({
-      name: `invoices.probe.${key}.${direction}`,
-      text: `select count(*) as n from (select 1 from invoices i where ${[...others.where, beyond].join(' and ')} limit $${others.values.length + 2}) skipped`,
-      values: [...others.values, bound, total],
-    });
-    walk = Number(probe.rows[0].n) < total;
+    // The rows beyond the bound: those the walk would pass before the range's first row.
+    const beyond = direction === 'desc'
+      ? await countByIssueDate(pool, organizationId, q.status, addDays(bound, 1), undefined)
+      : await countByIssueDate(pool, organizationId, q.status, undefined, addDays(bound, -1));
+    walk = beyond < total;
   }
   const rows = walk
     ? await walkPage(pool, q, l)
     : await pool.query({
         name: `invoices.list.${key}.${direction}.range`,
-        text: `with range as materialized (select i.id, i.created_at from invoices i where ${where.join(' and ')}),
-                 page as (select r.id, r.created_at from range r order by r.created_at ${direction}, r.id ${direction} ${limit})
+        // `offset 0` keeps the range's scan from being merged into the outer query (which would walk the
+        // creation index instead), without storing the range first as a materialized CTE did: the index-only
+        // scan feeds the bounded top-N sort directly.
+        text: `with page as (select r.id, r.created_at from (select i.id, i.created_at from invoices i where ${where.join(' and ')} offset 0) r
+                   order by r.created_at ${direction}, r.id ${direction} ${limit})
                select ${COLUMNS} from page p join invoices i on i.id = p.id order by p.created_at ${direction}, p.id ${direction}`,
         values: [...values, q.per_page, offset],
       });
   return { data: rows.rows.map(toInvoice), total };
+}
+
+/** YYYY-MM-DD plus `days` (calendar arithmetic in UTC, where dates have no time zone). */
+function addDays(date: string, days: number): string {
+  return new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
+}
+
+/** The first day of the month after `date`'s. */
+function nextMonth(date: string): string {
+  const [y, m] = [Number(date.slice(0, 4)), Number(date.slice(5, 7))];
+  return m === 12 ? `${y + 1}-01-01` : `${y}-${String(m + 1).padStart(2, '0')}-01`;
+}
+
+/**
+ * How many of the organization's invoices (of `status`, when given) have an
+ * issue date in [from, to] (either bound may be open): whole months summed
+ * from invoice_issue_month_counts (migration 0102), the partial months at
+ * the edges counted from the index on (organization_id, issue_date, ...).
+ * The cost is bounded by two months of invoices, however wide the range
+ * (docs/performance.md "Lists by issue date"). One statement.
+ */
+async function countByIssueDate(pool: pg.Pool, organizationId: string, status: InvoiceStatus | undefined, from: string | undefined, to: string | undefined): Promise<number> {
+  // Whole months: [firstWhole, endWhole), null where the range is open.
+  const firstWhole = from === undefined ? null : from.endsWith('-01') ? from : nextMonth(from);
+  const endWhole = to === undefined ? null : addDays(to, 1).endsWith('-01') ? addDays(to, 1) : `${to.slice(0, 7)}-01`;
+  const values: unknown[] = [organizationId];
+  const param = (v: unknown) => `$${values.push(v)}`;
+  const byStatus = status ? ` and status = ${param(status)}` : '';
+  const direct = (lo: string | undefined, hiExclusive: string | null, hiInclusive: string | undefined) =>
+    `(select count(*) from invoices where organization_id = $1${byStatus}` +
+    `${lo === undefined ? '' : ` and issue_date >= ${param(lo)}::date`}` +
+    `${hiExclusive !== null ? ` and issue_date < ${param(hiExclusive)}::date` : hiInclusive !== undefined ? ` and issue_date <= ${param(hiInclusive)}::date` : ''})`;
+  let text: string;
+  if (firstWhole !== null && endWhole !== null && firstWhole >= endWhole) {
+    text = direct(from, null, to); // within a month, or two partial ones
+  } else {
+    const parts = [
+      `(select coalesce(sum(invoices), 0) from invoice_issue_month_counts where organization_id = $1${byStatus}` +
+        `${firstWhole === null ? '' : ` and month >= ${param(firstWhole)}::date`}${endWhole === null ? '' : ` and month < ${param(endWhole)}::date`})`,
+    ];
+    if (from !== undefined && firstWhole !== null && from < firstWhole) parts.push(direct(from, firstWhole, undefined));
+    if (to !== undefined && endWhole !== null && endWhole <= to) parts.push(direct(endWhole, null, to));
+    text = parts.join(' + ');
+  }
+  // The text depends on which bounds and edges there are, never on their values: a few named statements.
+  const name = `invoices.count.months.${createHash('sha1').update(text).digest('hex').slice(0, 12)}`;
+  const { rows } = await pool.query({ name, text: `select ${text} as n`, values });
+  return Number(rows[0].n);
 }
 
 /**

@@ -20,6 +20,7 @@ const KEYS: Record<string, string> = {
   invoice_tax_breakdown: 'invoice_id, rate',
   invoice_numbers: 'organization_id, year, sequence',
   invoice_status_counts: 'organization_id, status, slot',
+  invoice_issue_month_counts: 'organization_id, month, status, slot',
 };
 
 /** Every row of a table as JSON text (numerics, dates and instants exactly as stored). */
@@ -47,7 +48,8 @@ async function traffic(server: TestServer): Promise<void> {
         items: [line('A', i + 1, '10.5', 20), line('B', '0.5', 3, 7), line('C', 1, 1, 0)],
         internal_notes: i === 0 ? 'note interne' : undefined,
       });
-      await api.patch(d.id, { notes: `v${i}`, items: [line('A', i + 2, '10.5'), line('D', 1, 99, 10)] });
+      // Invoice 1 moves to March before it is finalized: its February count goes back to zero (and away).
+      await api.patch(d.id, { notes: `v${i}`, items: [line('A', i + 2, '10.5'), line('D', 1, 99, 10)], ...(i === 1 ? { issue_date: '2026-03-15' } : {}) });
       if (i === 0) continue; // stays a draft
       await api.action(d.id, 'finalize');
       if (i >= 2) await api.action(d.id, 'send');
@@ -98,16 +100,29 @@ describe('invoice projectors: rebuild and replay', function () {
     ]);
     // Every slot holding an invoice has all five statuses.
     expect(live.invoice_status_counts.length % 5).to.equal(0);
+    // Month counts: exactly the invoices per organization, issue month, status and slot, no zero left behind.
+    const months = live.invoice_issue_month_counts.map((x) => JSON.parse(x));
+    expect(months.every((r) => r.invoices > 0)).to.equal(true);
+    expect(months.some((r) => r.month === '2026-03-01')).to.equal(true);
+    expect(months.reduce((n, r) => n + r.invoices, 0)).to.equal(13);
+  });
+
+  it('month counts equal a recount of the invoices table (migration 0102\'s own computation)', async () => {
+    const { rows } = await sql<{ r: string }>`select row_to_json(t)::text as r from (
+        select organization_id, date_trunc('month', issue_date)::date as month, status, (get_byte(uuid_send(id), 15) % 16)::smallint as slot, count(*)::int as invoices
+        from invoices group by 1, 2, 3, 4 order by 1, 2, 3, 4) t`.execute(server.database.db);
+    expect(rows.map((x) => x.r)).to.deep.equal(live.invoice_issue_month_counts);
   });
 
   it('rebuildProjection from zero gives the live tables back, row for row (after the live ones were damaged)', async () => {
     const { db, pool } = server.database;
     await pool.query(`update invoices set total = 0, customer_type = null; delete from invoice_lines where position = 1;
-                      delete from invoice_numbers where sequence = 1; update invoice_status_counts set invoices = 99`);
+                      delete from invoice_numbers where sequence = 1; update invoice_status_counts set invoices = 99;
+                      update invoice_issue_month_counts set invoices = 7`);
     const { store } = server.server.runtime;
     const a = await rebuildProjection(db, store, invoicesProjector);
     const b = await rebuildProjection(db, store, invoiceNumbersProjector);
-    expect(a.rows).to.deep.equal({ invoices: 13, invoice_lines: 25, invoice_tax_breakdown: live.invoice_tax_breakdown.length, invoice_status_counts: live.invoice_status_counts.length });
+    expect(a.rows).to.deep.equal({ invoices: 13, invoice_lines: 25, invoice_tax_breakdown: live.invoice_tax_breakdown.length, invoice_status_counts: live.invoice_status_counts.length, invoice_issue_month_counts: live.invoice_issue_month_counts.length });
     expect(b.rows).to.deep.equal({ invoice_numbers: 11 });
     expect(await dumpAll(db)).to.deep.equal(live);
   });

@@ -28,6 +28,7 @@ import * as m0071 from './0071_invoice_status_count_256_slots.ts';
 import * as m0090 from './0090_uuid_v7.ts';
 import * as m0100 from './0100_es_events_applied_inline.ts';
 import * as m0101 from './0101_invoices_issue_date_covering.ts';
+import * as m0102 from './0102_invoice_issue_month_counts.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_eventstore': m0001,
@@ -55,4 +56,5 @@ export const migrations: Record<string, Migration> = {
   '0090_uuid_v7': m0090,
   '0100_es_events_applied_inline': m0100,
   '0101_invoices_issue_date_covering': m0101,
+  '0102_invoice_issue_month_counts': m0102,
 };

@@ -86,12 +86,23 @@ export interface InvoiceStatusCountsTable {
   invoices: number;
 }
 
+export interface InvoiceIssueMonthCountsTable {
+  organization_id: string;
+  /** The first day of the issue date's month. */
+  month: string;
+  status: string;
+  /** 0..15: the invoice id's last byte modulo 16 (migration 0102); a count is the sum over the slots. Never 0 invoices. */
+  slot: number;
+  invoices: number;
+}
+
 export interface InvoicesTables {
   invoices: InvoicesTable;
   invoice_lines: InvoiceLinesTable;
   invoice_tax_breakdown: InvoiceTaxBreakdownTable;
   invoice_numbers: InvoiceNumbersTable;
   invoice_status_counts: InvoiceStatusCountsTable;
+  invoice_issue_month_counts: InvoiceIssueMonthCountsTable;
 }
 
 export type InvoiceRow = Selectable<InvoicesTable>;
