@@ -72,6 +72,14 @@ function textLine(position: string, e: NonNullable<TextLogEntry['event']>, forma
     `,"hash":${q(e.hash)},"data":${e.data},"metadata":${e.metadata}}\n`;
 }
 
+/** The output went away before the export was done (its reader closed the pipe): not a failure of the export. */
+export class OutputClosed extends Error {
+  constructor() {
+    super('the output was closed before the export was done');
+    this.name = 'OutputClosed';
+  }
+}
+
 export interface ExportOptions {
   organizationId: string;
   from: string;
@@ -92,8 +100,26 @@ export async function exportEvents(store: EventStore, out: Writable, options: Ex
   const next = new Date(Date.parse(`${options.to}T00:00:00.000Z`) + 86_400_000).toISOString().slice(0, 10);
   const end = casablancaMidnight(next).toISOString();
   const inRange = (at: unknown) => typeof at === 'string' && at >= start && at < end;
+  // The reader may go away (`audit export ... | head`): a write then fails with EPIPE, or the stream
+  // closes. The export stops there instead of reading the rest of the log into nowhere.
+  let gone = false;
+  out.on('error', () => (gone = true)); // kept for the stream's life: a late EPIPE must not become uncaught
+  out.once('close', () => (gone = true));
   const write = async (text: string) => {
-    if (!out.write(text)) await new Promise<void>((resolve) => out.once('drain', resolve));
+    if (gone) throw new OutputClosed();
+    if (out.write(text)) return;
+    await new Promise<void>((resolve) => {
+      const settle = () => {
+        out.off('drain', settle);
+        out.off('close', settle);
+        out.off('error', settle);
+        resolve();
+      };
+      out.once('drain', settle);
+      out.once('close', settle);
+      out.once('error', settle);
+    });
+    if (gone) throw new OutputClosed();
   };
   if (options.format === 'csv') await write(`${CSV_COLUMNS.join(',')}\r\n`);
   let read = 0;

@@ -7,7 +7,7 @@
 import type { Command } from 'commander';
 import { sql, type Kysely } from 'kysely';
 import { recordDigests } from '../audit/digest.ts';
-import { exportEvents, type ExportFormat } from '../audit/export.ts';
+import { exportEvents, OutputClosed, type ExportFormat } from '../audit/export.ts';
 import { invoiceHistory } from '../audit/invoice-history.ts';
 import { verifyLog, type Break, type VerifyReport } from '../audit/verify.ts';
 import { Progress } from './progress.ts';
@@ -128,13 +128,18 @@ export function register(program: Command, open: Open): void {
       const organizationId = await existingOrganization(rt.database.db, opts.org);
       const total = rt.store.kind === 'postgres' ? await estimatedEvents(rt.database.db) : null;
       const progress = new Progress('read', 'events', total);
-      await exportEvents(rt.store, process.stdout, {
-        organizationId,
-        from,
-        to,
-        format: opts.format as ExportFormat,
-        onProgress: (read) => progress.update(read),
-      });
+      try {
+        await exportEvents(rt.store, process.stdout, {
+          organizationId,
+          from,
+          to,
+          format: opts.format as ExportFormat,
+          onProgress: (read) => progress.update(read),
+        });
+      } catch (err) {
+        // `audit export ... | head`: the reader took what it wanted and left; done, quietly, as Unix tools are.
+        if (!(err instanceof OutputClosed)) throw err;
+      }
       progress.done();
     });
 

@@ -5,11 +5,13 @@
  */
 import { expect } from 'chai';
 import { sql } from 'kysely';
+import { spawn } from 'node:child_process';
 import { PassThrough } from 'node:stream';
 import { v7 as uuidv7 } from 'uuid';
 import { casablancaMidnight, exportEvents } from '../../src/audit/export.ts';
 import { createPostgresEventStore } from '../../src/eventstore/postgres.ts';
 import { runAdmin } from '../support/admin-cli.ts';
+import { createAccount, insertOrganizationRow } from '../support/fixtures.ts';
 import { freshDatabase } from '../support/database.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { invoicesClient, type InvoicesClient } from '../invoices/support.ts';
@@ -194,6 +196,34 @@ describe('audit export: the text path', function () {
       expect(asValues(textCsv)).to.deep.equal(asValues(genericCsv));
     } finally {
       await store.close();
+      await database.drop();
+    }
+  });
+});
+
+describe('audit export into a pipe its reader closes early (`| head`)', function () {
+  this.timeout(120_000);
+  it('stops at the closed pipe and exits 0 without a word on stderr', async () => {
+    const database = await freshDatabase();
+    try {
+      const org = await insertOrganizationRow(database.db, await createAccount(database.db));
+      // 5,000 events of 1 KB: far more than a pipe holds, so the export is still writing when the reader leaves.
+      await database.pool.query(`insert into es_events (stream_id, revision, event_id, type, data, metadata, hash)
+        select 'thing-' || i, 0, gen_random_uuid(), 'T', jsonb_build_object('pad', repeat('x', 1000)),
+               jsonb_build_object('organization_id', $1::text, 'actor', 'system', 'occurred_at', '2026-11-20T10:00:00.000Z'), md5(i::text) || md5(i::text)
+        from generate_series(1, 5000) i`, [org]);
+      const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/admin.ts', 'audit', 'export', '--org', org, '--from', '2026-11-20', '--to', '2026-11-20'], {
+        env: { ...process.env, DATABASE_URL: database.url, LOG_LEVEL: 'silent' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stderr = '';
+      child.stderr.on('data', (c) => (stderr += c));
+      const first = await new Promise<string>((resolve) => child.stdout.once('data', (c) => resolve(String(c))));
+      expect(JSON.parse(first.split('\n')[0]).stream).to.match(/^thing-/);
+      child.stdout.destroy(); // the reader leaves, as head does after its lines
+      const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+      expect({ code, stderr }).to.deep.equal({ code: 0, stderr: '' });
+    } finally {
       await database.drop();
     }
   });
