@@ -56,6 +56,8 @@ describe('invoice lists by issue date', function () {
       ['2024-03-01', undefined], [undefined, '2024-03-01'], ['2020-01-01', '2030-12-31'], ['2030-01-01', undefined], ['2025-06-15', '2025-06-15'],
       // Edges inside months (whole months summed from the month counts, the edges counted), and two partial months only.
       ['2024-02-15', '2025-03-10'], ['2024-02-15', undefined], [undefined, '2025-03-10'], ['2024-01-31', '2024-02-01'], ['2024-12-31', '2025-12-30'],
+      // Year ends, a leap day, one whole month exactly, a range before every invoice.
+      ['2024-12-31', '2025-01-01'], ['2024-02-29', '2024-03-01'], ['2025-01-01', '2025-01-31'], ['2024-11-30', '2025-02-01'], [undefined, '2023-12-31'],
     ];
     let checked = 0;
     for (const [date_from, date_to] of ranges) {
