@@ -133,8 +133,24 @@ const UPDATES = sql.raw(
  * the same however events were batched (live, inline or rebuilt).
  * Returns the rows that moved, and whether each was there before.
  */
+/**
+ * Two-key transaction advisory locks on the batch's invoices (namespace
+ * 1229870927, "INVO" in ASCII; the store's are "ESAP"), in one order.
+ * Two transactions can apply the same invoice at once: a process writing
+ * inline and another's runner (mixed modes), or a runner catching up after
+ * a rebuild while inline writes go on. The upsert reads the rows' previous
+ * status and month from its own snapshot, taken before it could wait for
+ * the other transaction, and would move the counts from a stale state (or
+ * count a new invoice twice). Taken in a statement of its own, the lock
+ * makes the upsert's snapshot start after the other transaction's commit.
+ */
+async function lockInvoices(trx: Transaction<Database>, ids: string[]): Promise<void> {
+  await sql`select pg_advisory_xact_lock(1229870927, hashtext(id)) from (select unnest(${ids}::text[]) as id order by 1) sorted`.execute(trx);
+}
+
 async function upsertInvoices(trx: Transaction<Database>, latest: Latest[]): Promise<{ id: string; existed: boolean }[]> {
   const rows = latest.map(row);
+  await lockInvoices(trx, rows.map((r) => r.id as string));
   const arrays = COLUMNS.map((c) => sql`${rows.map((r) => r[c])}::${sql.raw(COLUMN_TYPES[c])}[]`);
   const names = sql.raw(COLUMNS.join(', '));
   const { rows: moved } = await sql<{ id: string; existed: boolean; emptied: EmptiedMonth[] }>`

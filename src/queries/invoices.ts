@@ -152,7 +152,8 @@ interface ListSql {
  */
 async function listByIssueDate(pool: pg.Pool, organizationId: string, q: InvoiceListQuery, l: ListSql): Promise<InvoicePage> {
   const { values, where, key, direction, limit } = l;
-  const total = await countByIssueDate(pool, organizationId, q.status, q.date_from, q.date_to);
+  const inclusive = (date: string | undefined) => (date === undefined ? null : { date, inclusive: true });
+  const total = await countByIssueDate(pool, organizationId, q.status, inclusive(q.date_from), inclusive(q.date_to));
   const offset = (q.page - 1) * q.per_page;
   if (total === 0 || offset >= total) return { data: [], total };
   // The bound the walk starts beyond: newest-first lists start past date_to, oldest-first before date_from.
@@ -161,8 +162,8 @@ async function listByIssueDate(pool: pg.Pool, organizationId: string, q: Invoice
   if (bound) {
     // The rows beyond the bound: those the walk would pass before the range's first row.
     const beyond = direction === 'desc'
-      ? await countByIssueDate(pool, organizationId, q.status, addDays(bound, 1), undefined)
-      : await countByIssueDate(pool, organizationId, q.status, undefined, addDays(bound, -1));
+      ? await countByIssueDate(pool, organizationId, q.status, { date: bound, inclusive: false }, null)
+      : await countByIssueDate(pool, organizationId, q.status, null, { date: bound, inclusive: false });
     walk = beyond < total;
   }
   const rows = walk
@@ -180,46 +181,57 @@ async function listByIssueDate(pool: pg.Pool, organizationId: string, q: Invoice
   return { data: rows.rows.map(toInvoice), total };
 }
 
-/** YYYY-MM-DD plus `days` (calendar arithmetic in UTC, where dates have no time zone). */
-function addDays(date: string, days: number): string {
-  return new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
+/** A bound on issue dates: the date (YYYY-MM-DD) and whether it belongs to the range. */
+interface DateBound {
+  date: string;
+  inclusive: boolean;
 }
 
-/** The first day of the month after `date`'s. */
-function nextMonth(date: string): string {
-  const [y, m] = [Number(date.slice(0, 4)), Number(date.slice(5, 7))];
-  return m === 12 ? `${y + 1}-01-01` : `${y}-${String(m + 1).padStart(2, '0')}-01`;
+/** Months as integers (year * 12 + month - 1), so that no date arithmetic runs past 9999-12-31. */
+function monthIndex(date: string): number {
+  return Number(date.slice(0, 4)) * 12 + Number(date.slice(5, 7)) - 1;
+}
+
+/** The first day of month `index`, as PostgreSQL reads a date (years past 9999 included). */
+function monthStart(index: number): string {
+  return `${Math.floor(index / 12)}-${String((index % 12) + 1).padStart(2, '0')}-01`;
+}
+
+function isLastDayOfMonth(date: string): boolean {
+  const [y, m, d] = [Number(date.slice(0, 4)), Number(date.slice(5, 7)), Number(date.slice(8, 10))];
+  return d === new Date(Date.UTC(y, m, 0)).getUTCDate();
 }
 
 /**
  * How many of the organization's invoices (of `status`, when given) have an
- * issue date in [from, to] (either bound may be open): whole months summed
+ * issue date within the bounds (either may be open): whole months summed
  * from invoice_issue_month_counts (migration 0102), the partial months at
  * the edges counted from the index on (organization_id, issue_date, ...).
  * The cost is bounded by two months of invoices, however wide the range
  * (docs/performance.md "Lists by issue date"). One statement.
  */
-async function countByIssueDate(pool: pg.Pool, organizationId: string, status: InvoiceStatus | undefined, from: string | undefined, to: string | undefined): Promise<number> {
-  // Whole months: [firstWhole, endWhole), null where the range is open.
-  const firstWhole = from === undefined ? null : from.endsWith('-01') ? from : nextMonth(from);
-  const endWhole = to === undefined ? null : addDays(to, 1).endsWith('-01') ? addDays(to, 1) : `${to.slice(0, 7)}-01`;
+async function countByIssueDate(pool: pg.Pool, organizationId: string, status: InvoiceStatus | undefined, lower: DateBound | null, upper: DateBound | null): Promise<number> {
+  // Whole months: indexes [first, end), null where the range is open.
+  const first = lower === null ? null : lower.inclusive && lower.date.endsWith('-01') ? monthIndex(lower.date) : monthIndex(lower.date) + 1;
+  const end = upper === null ? null : upper.inclusive && isLastDayOfMonth(upper.date) ? monthIndex(upper.date) + 1 : monthIndex(upper.date);
   const values: unknown[] = [organizationId];
   const param = (v: unknown) => `$${values.push(v)}`;
   const byStatus = status ? ` and status = ${param(status)}` : '';
-  const direct = (lo: string | undefined, hiExclusive: string | null, hiInclusive: string | undefined) =>
-    `(select count(*) from invoices where organization_id = $1${byStatus}` +
-    `${lo === undefined ? '' : ` and issue_date >= ${param(lo)}::date`}` +
-    `${hiExclusive !== null ? ` and issue_date < ${param(hiExclusive)}::date` : hiInclusive !== undefined ? ` and issue_date <= ${param(hiInclusive)}::date` : ''})`;
+  const above = (b: DateBound) => ` and issue_date ${b.inclusive ? '>=' : '>'} ${param(b.date)}::date`;
+  const below = (b: DateBound) => ` and issue_date ${b.inclusive ? '<=' : '<'} ${param(b.date)}::date`;
+  const direct = (lo: DateBound | null, hi: DateBound | null) =>
+    `(select count(*) from invoices where organization_id = $1${byStatus}${lo ? above(lo) : ''}${hi ? below(hi) : ''})`;
   let text: string;
-  if (firstWhole !== null && endWhole !== null && firstWhole >= endWhole) {
-    text = direct(from, null, to); // within a month, or two partial ones
+  if (first !== null && end !== null && first >= end) {
+    text = direct(lower, upper); // within a month, two partial ones, or empty
   } else {
     const parts = [
       `(select coalesce(sum(invoices), 0) from invoice_issue_month_counts where organization_id = $1${byStatus}` +
-        `${firstWhole === null ? '' : ` and month >= ${param(firstWhole)}::date`}${endWhole === null ? '' : ` and month < ${param(endWhole)}::date`})`,
+        `${first === null ? '' : ` and month >= ${param(monthStart(first))}::date`}${end === null ? '' : ` and month < ${param(monthStart(end))}::date`})`,
     ];
-    if (from !== undefined && firstWhole !== null && from < firstWhole) parts.push(direct(from, firstWhole, undefined));
-    if (to !== undefined && endWhole !== null && endWhole <= to) parts.push(direct(endWhole, null, to));
+    // The edges: from the lower bound to the first whole month, from the end of the whole months to the upper bound.
+    if (lower !== null && first !== null && monthStart(first) !== lower.date) parts.push(direct(lower, { date: monthStart(first), inclusive: false }));
+    if (upper !== null && end !== null && !(upper.inclusive && isLastDayOfMonth(upper.date))) parts.push(direct({ date: monthStart(end), inclusive: true }, upper));
     text = parts.join(' + ');
   }
   // The text depends on which bounds and edges there are, never on their values: a few named statements.

@@ -29,6 +29,11 @@ describe('invoice lists by issue date', function () {
           100, 20, 120, 120, timestamptz '2024-01-01' + (g / 10) * interval '1 hour', now(), 1, '[]'::jsonb, '[]'::jsonb
         from generate_series(1, ${n}) g`.execute(database.db);
     }
+    // A few at the ends of the calendar the API accepts (years 1000 to 9999).
+    await sql`insert into invoices (id, organization_id, status, finalization_pending, customer_id, customer_name, currency, issue_date,
+        subtotal, total_tax, total, amount_due, created_at, updated_at, version, items, tax_breakdown)
+      select gen_random_uuid(), ${org}::uuid, 'draft', false, gen_random_uuid(), 'Client', 'MAD', d::date, 100, 20, 120, 120, now(), now(), 1, '[]'::jsonb, '[]'::jsonb
+      from unnest(array['9999-12-31', '9999-12-20', '9999-11-30', '1000-01-01']) d`.execute(database.db);
     // The rows were written without the projector: their month counts as migration 0102 computes them.
     await sql`insert into invoice_issue_month_counts (organization_id, month, status, slot, invoices)
       select organization_id, date_trunc('month', issue_date)::date, status, get_byte(uuid_send(id), 15) % 16, count(*)
@@ -58,6 +63,8 @@ describe('invoice lists by issue date', function () {
       ['2024-02-15', '2025-03-10'], ['2024-02-15', undefined], [undefined, '2025-03-10'], ['2024-01-31', '2024-02-01'], ['2024-12-31', '2025-12-30'],
       // Year ends, a leap day, one whole month exactly, a range before every invoice.
       ['2024-12-31', '2025-01-01'], ['2024-02-29', '2024-03-01'], ['2025-01-01', '2025-01-31'], ['2024-11-30', '2025-02-01'], [undefined, '2023-12-31'],
+      // The calendar's ends, and reversed ranges (empty).
+      [undefined, '9999-12-31'], ['2024-03-01', '9999-12-31'], ['9999-12-15', undefined], ['9999-12-31', '2025-06-15'], ['9999-12-01', '9999-12-31'], ['1000-01-01', '1000-01-31'], ['2025-06-15', '2025-06-14'],
     ];
     let checked = 0;
     for (const [date_from, date_to] of ranges) {

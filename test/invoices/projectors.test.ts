@@ -12,6 +12,7 @@ import type { Projector } from '../../src/projections/projector.ts';
 import { rebuildProjection } from '../../src/projections/rebuild.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
+import { until } from '../support/wait.ts';
 import { invoicesClient, line } from './support.ts';
 
 const KEYS: Record<string, string> = {
@@ -151,4 +152,63 @@ describe('invoice projectors: rebuild and replay', function () {
       }
     });
   }
+});
+
+describe('invoice projector: two transactions applying the same invoice at once', function () {
+  this.timeout(120_000);
+  let server: TestServer;
+  before(async () => (server = await startTestServer()));
+  after(() => server?.stop());
+
+  /** The counts as a recount of the invoices table gives them (migrations 0071 and 0102's computations). */
+  async function recounted(db: Kysely<any>) {
+    const months = await sql<{ r: string }>`select row_to_json(t)::text as r from (
+        select organization_id, date_trunc('month', issue_date)::date as month, status, (get_byte(uuid_send(id), 15) % 16)::smallint as slot, count(*)::int as invoices
+        from invoices group by 1, 2, 3, 4 order by 1, 2, 3, 4) t`.execute(db);
+    const statuses = await sql<{ r: string }>`select row_to_json(t)::text as r from (
+        select organization_id, status, sum(n)::int as invoices from (
+          select organization_id, status, count(*) as n from invoices group by 1, 2
+          union all select organization_id, status, 0 from invoice_status_counts) x group by 1, 2 order by 1, 2) t`.execute(db);
+    return { months: months.rows.map((x) => x.r), statuses: statuses.rows.map((x) => x.r) };
+  }
+
+  async function kept(db: Kysely<any>) {
+    const statuses = await sql<{ r: string }>`select row_to_json(t)::text as r from (
+        select organization_id, status, sum(invoices)::int as invoices from invoice_status_counts group by 1, 2 order by 1, 2) t`.execute(db);
+    return { months: await dump(db, 'invoice_issue_month_counts'), statuses: statuses.rows.map((x) => x.r) };
+  }
+
+  it('the second waits for the first and moves the counts from the state the first committed (a draft moved February -> March -> April)', async () => {
+    const api = await invoicesClient(server);
+    const draft = await api.draft((await api.customer()).id, { issue_date: '2026-02-10' });
+    expect((await api.patch(draft.id, { issue_date: '2026-03-10' })).status).to.equal(200);
+    expect((await api.patch(draft.id, { issue_date: '2026-04-10' })).status).to.equal(200);
+    const events = (await readAllEvents(server)).filter((e) => e.stream.endsWith(draft.id));
+    expect(events).to.have.length(3);
+
+    const target = await freshDatabase();
+    try {
+      await target.db.transaction().execute((trx) => invoicesProjector.apply([events[0]], trx));
+      // T1 applies March and holds its transaction open; T2 applies April meanwhile; then T1 commits.
+      let applied!: () => void;
+      let release!: () => void;
+      const t1Applied = new Promise<void>((resolve) => (applied = resolve));
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      const t1 = target.db.transaction().execute(async (trx) => {
+        await invoicesProjector.apply([events[1]], trx);
+        applied();
+        await gate;
+      });
+      await t1Applied;
+      const t2 = target.db.transaction().execute((trx) => invoicesProjector.apply([events[2]], trx));
+      await until(async () => (await sql<{ n: number }>`select count(*)::int as n from pg_locks where not granted`.execute(target.db)).rows[0].n > 0, 10_000, 'T2 waiting for T1');
+      release();
+      await Promise.all([t1, t2]);
+      const got = await kept(target.db);
+      expect(got).to.deep.equal(await recounted(target.db));
+      expect(got.months).to.have.length(1); // April only
+    } finally {
+      await target.drop();
+    }
+  });
 });
