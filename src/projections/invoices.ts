@@ -145,7 +145,10 @@ const UPDATES = sql.raw(
  * makes the upsert's snapshot start after the other transaction's commit.
  */
 async function lockInvoices(trx: Transaction<Database>, ids: string[]): Promise<void> {
-  await sql`select pg_advisory_xact_lock(1229870927, hashtext(id)) from (select unnest(${ids}::text[]) as id order by 1) sorted`.execute(trx);
+  // At most 1,024 keys (the id's hash, 10 bits): a transaction holds its advisory locks until it ends, and
+  // a rebuild's catch-up applies every event appended meanwhile in one transaction; one lock per invoice
+  // could fill PostgreSQL's lock table. Two invoices sharing a key only wait for each other's commit.
+  await sql`select pg_advisory_xact_lock(1229870927, k) from (select distinct hashtext(id) & 1023 as k from unnest(${ids}::text[]) as id order by 1) sorted`.execute(trx);
 }
 
 async function upsertInvoices(trx: Transaction<Database>, latest: Latest[]): Promise<{ id: string; existed: boolean }[]> {

@@ -178,6 +178,29 @@ describe('invoice projector: two transactions applying the same invoice at once'
     return { months: await dump(db, 'invoice_issue_month_counts'), statuses: statuses.rows.map((x) => x.r) };
   }
 
+  it('a batch of 3,000 invoices holds at most 1,024 advisory locks (a rebuild catch-up cannot fill the lock table)', async () => {
+    const api = await invoicesClient(server);
+    const draft = await api.draft((await api.customer()).id, { issue_date: '2026-05-10' });
+    const created = (await readAllEvents(server)).find((e) => e.stream.endsWith(draft.id))!;
+    const events = Array.from({ length: 3000 }, (_, i) => {
+      const id = crypto.randomUUID();
+      const data = structuredClone(created.data) as any;
+      data.invoice.id = id;
+      return { ...created, id: crypto.randomUUID(), stream: `invoice-${id}`, position: `${created.position}-${i}`, data };
+    });
+    const target = await freshDatabase();
+    try {
+      const held = await target.db.transaction().execute(async (trx) => {
+        await invoicesProjector.apply(events, trx);
+        return (await sql<{ n: number }>`select count(*)::int as n from pg_locks where locktype = 'advisory' and pid = pg_backend_pid()`.execute(trx)).rows[0].n;
+      });
+      expect(held).to.be.greaterThan(900).and.at.most(1024);
+      expect((await sql<{ n: number }>`select count(*)::int as n from invoices`.execute(target.db)).rows[0].n).to.equal(3000);
+    } finally {
+      await target.drop();
+    }
+  });
+
   it('the second waits for the first and moves the counts from the state the first committed (a draft moved February -> March -> April)', async () => {
     const api = await invoicesClient(server);
     const draft = await api.draft((await api.customer()).id, { issue_date: '2026-02-10' });
