@@ -13,6 +13,7 @@
 import { loadavg } from 'node:os';
 import { sql } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
+import { recount as recountMonths } from '../src/db/migrations/0102_invoice_issue_month_counts.ts';
 import { listInvoices } from '../src/queries/invoices.ts';
 import { createBenchDatabase, startBenchServer } from './support/postgres.ts';
 import { fmtInt, fmtMs, summarize } from './support/stats.ts';
@@ -49,9 +50,7 @@ export async function run(): Promise<void> {
         from generate_series(1, ${n}) g`.execute(database.db);
     }
     // Written without the projector: the month counts it would keep (migration 0102's computation).
-    await sql`insert into invoice_issue_month_counts (organization_id, month, status, slot, invoices)
-      select organization_id, date_trunc('month', issue_date)::date, status, get_byte(uuid_send(id), 15) % 16, count(*)
-      from invoices group by 1, 2, 3, 4`.execute(database.db);
+    await recountMonths(database.db);
     await sql`vacuum analyze invoices`.execute(database.db);
     await sql`vacuum analyze invoice_issue_month_counts`.execute(database.db);
     console.log(`organization of ${fmtInt(SEED)} invoices (2024-2026, issue dates in creation order) and another of ${fmtInt(SEED / 5)}; ${REQUESTS} requests per range and plan`);
