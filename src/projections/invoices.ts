@@ -1,22 +1,22 @@
 /**
  * Read model `invoices` (+ `invoice_lines`, `invoice_tax_breakdown`, and
  * `invoice_status_counts` and `invoice_issue_month_counts` for the lists'
- * totals): one row per invoice
- * stream, carrying its lines and breakdown as JSON too (what the API reads;
- * the two tables are for analysts' SQL). Every invoice event carries the whole invoice, so a
- * batch collapses to the newest snapshot of each invoice, written with a
- * version guard: a batch applied twice, or replayed by a rebuild, changes
- * nothing. Lines and breakdown are rewritten only for rows that moved by a
- * creation or an edit. A batch is one to three set-based statements
- * whatever its size (upsert with counts; then, if lines changed, deletes and
- * inserts; values go in as unnest arrays), so live batches stay cheap and a
- * replay of a busy year stays fast.
+ * totals): one row per invoice stream, carrying its lines and breakdown as
+ * JSON too (what the API reads; the two tables are for analysts' SQL).
+ * Every invoice event carries the whole invoice, so a batch collapses to
+ * the newest snapshot of each invoice, written with a version guard: a
+ * batch applied twice, or replayed by a rebuild, changes nothing. Lines and
+ * breakdown are rewritten only for rows that moved by a creation or an
+ * edit. A batch is two to five set-based statements whatever its size (the
+ * invoices' locks; the upsert with the counts; a month count fallen to zero
+ * deleted; if lines changed, deletes and inserts; values go in as unnest
+ * arrays), so live batches stay cheap and a replay of a busy year stays
+ * fast.
  *
  * Tables: invoices, invoice_lines, invoice_tax_breakdown,
- * invoice_status_counts, invoice_issue_month_counts (migrations 0006,
- * 0010, 0013, 0070, 0102; types
- * src/db/tables/invoices.ts). Read by src/queries/invoices.ts and
- * src/queries/invoice-rows.ts.
+ * invoice_status_counts, invoice_issue_month_counts (migrations 0006, 0010,
+ * 0013, 0070, 0102; types src/db/tables/invoices.ts). Read by
+ * src/queries/invoices.ts and src/queries/invoice-rows.ts.
  */
 import { sql, type Transaction } from 'kysely';
 import type { InvoiceCustomer } from '../commands/invoice/commands.ts';
@@ -119,21 +119,6 @@ const UPDATES = sql.raw(
 );
 
 /**
- * One statement: the version-guarded upsert of the batch's newest snapshots,
- * and the per-status counts moved by what it changed (`before` reads the
- * statement's snapshot, so it sees the statuses as they were).
- *
- * Counts are kept in 256 slots per organization and status (the invoice
- * id's last byte; migrations 0070, 0071): inline, this statement runs in the
- * append's transaction and holds the count rows it updates until the commit
- * has flushed, so one row per status would make an organization's writes
- * commit one at a time. Only rows whose count changes are touched (a
- * zero-sum change, like the finalization's lock, locks nothing). A slot gets
- * a row per status, zeros included, with its first invoice, so the table is
- * the same however events were batched (live, inline or rebuilt).
- * Returns the rows that moved, and whether each was there before.
- */
-/**
  * Two-key transaction advisory locks on the batch's invoices (namespace
  * 1229870927, "INVO" in ASCII; the store's are "ESAP"), in one order.
  * Two transactions can apply the same invoice at once: a process writing
@@ -151,9 +136,26 @@ async function lockInvoices(trx: Transaction<Database>, ids: string[]): Promise<
   await sql`select pg_advisory_xact_lock(1229870927, k) from (select distinct hashtext(id) & 1023 as k from unnest(${ids}::text[]) as id order by 1) sorted`.execute(trx);
 }
 
+/**
+ * After the lock, one statement: the version-guarded upsert of the batch's
+ * newest snapshots, and the counts moved by what it changed (`before` reads
+ * the statement's snapshot, so it sees the statuses and issue months as
+ * they were); then, only when a month count fell to zero, its deletion.
+ *
+ * Status counts are kept in 256 slots per organization and status (the
+ * invoice id's last byte; migrations 0070, 0071), month counts in 16
+ * (0102): inline, this statement runs in the append's transaction and holds
+ * the count rows it updates until the commit has flushed, so one row per
+ * status would make an organization's writes commit one at a time. Only
+ * rows whose count changes are touched (a zero-sum change, like the
+ * finalization's lock, locks nothing). A slot gets a row per status, zeros
+ * included, with its first invoice, and a month count is deleted at zero,
+ * so both tables are the same however events were batched (live, inline or
+ * rebuilt). Returns the rows that moved, and whether each was there before.
+ */
 async function upsertInvoices(trx: Transaction<Database>, latest: Latest[]): Promise<{ id: string; existed: boolean }[]> {
   const rows = latest.map(row);
-  await lockInvoices(trx, rows.map((r) => r.id as string));
+  await lockInvoices(trx, rows.map((r) => r.id));
   const arrays = COLUMNS.map((c) => sql`${rows.map((r) => r[c])}::${sql.raw(COLUMN_TYPES[c])}[]`);
   const names = sql.raw(COLUMNS.join(', '));
   const { rows: moved } = await sql<{ id: string; existed: boolean; emptied: EmptiedMonth[] }>`
@@ -188,10 +190,10 @@ async function upsertInvoices(trx: Transaction<Database>, latest: Latest[]): Pro
       order by 1, 2, 3, 4
       on conflict (organization_id, month, status, slot) do update set invoices = invoice_issue_month_counts.invoices + excluded.invoices
       returning organization_id, month, status, slot, invoices)
-    select m.id, exists (select from before b where b.id = m.id) as existed,
-      (select coalesce(json_agg(json_build_object('organization_id', z.organization_id, 'month', z.month, 'status', z.status, 'slot', z.slot)), '[]')
-       from month_counted z where z.invoices = 0) as emptied
-    from moved m`.execute(trx);
+    select m.id, exists (select from before b where b.id = m.id) as existed, e.emptied
+    from moved m cross join (
+      select coalesce(json_agg(json_build_object('organization_id', z.organization_id, 'month', z.month, 'status', z.status, 'slot', z.slot)), '[]') as emptied
+      from month_counted z where z.invoices = 0) e`.execute(trx);
   // A month's count that fell to zero (a draft moved to another month, or its last invoice changed status) is
   // deleted, so the table holds the non-zero counts only, however the events were batched (migration 0102).
   const emptied = moved[0]?.emptied ?? [];
