@@ -61,7 +61,7 @@ function textLine(position: string, e: NonNullable<TextLogEntry['event']>, forma
     return csvLine({ position, stream, revision, event_id: e.id, type, occurred_at, actor, hash, data, metadata });
   }
   // Written out rather than looped over CSV_COLUMNS (the same keys, in the same order, as line()'s JSON):
-  // this runs once per exported event, and the loop cost 1.7 us of a line's 2.3 (measured).
+  // this runs once per exported event, and the loop made a line cost 4.0 us instead of 2.3 (measured).
   // An absent occurred_at or actor is left out, as JSON.stringify leaves out undefined.
   const q = JSON.stringify;
   return `{"position":${q(position)},"stream":${q(e.stream)},"revision":${e.revision},"event_id":${q(e.id)},"type":${q(e.type)}` +
