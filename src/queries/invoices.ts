@@ -203,6 +203,18 @@ function isLastDayOfMonth(date: string): boolean {
 }
 
 /**
+ * The statement name of a count's text. The text depends on which bounds,
+ * edges and filters there are, never on their values: a few dozen texts at
+ * most, each named once by its digest and then looked up.
+ */
+const countNames = new Map<string, string>();
+function countName(text: string): string {
+  let name = countNames.get(text);
+  if (!name) countNames.set(text, (name = `invoices.count.months.${createHash('sha1').update(text).digest('hex').slice(0, 12)}`));
+  return name;
+}
+
+/**
  * How many of the organization's invoices (of `status`, when given) have an
  * issue date within the bounds (either may be open): whole months summed
  * from invoice_issue_month_counts (migration 0102), the partial months at
@@ -234,9 +246,7 @@ async function countByIssueDate(pool: pg.Pool, organizationId: string, status: I
     if (upper !== null && end !== null && !(upper.inclusive && isLastDayOfMonth(upper.date))) parts.push(direct({ date: monthStart(end), inclusive: true }, upper));
     text = parts.join(' + ');
   }
-  // The text depends on which bounds and edges there are, never on their values: a few named statements.
-  const name = `invoices.count.months.${createHash('sha1').update(text).digest('hex').slice(0, 12)}`;
-  const { rows } = await pool.query({ name, text: `select ${text} as n`, values });
+  const { rows } = await pool.query({ name: countName(text), text: `select ${text} as n`, values });
   return Number(rows[0].n);
 }
 
