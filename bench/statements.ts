@@ -13,7 +13,7 @@
  * (nested: es_append's own), and the statements by calls per request.
  * Everything the request caused is counted, the log consumers' work
  * included (runners, webhook subscriber, notifications). BENCH_N (default
- * 2,000; 300 one at a time), BENCH_C (default 32), BENCH_CASES (default
+ * 2,000; BENCH_N1 one at a time, default N / 7), BENCH_C (default 32), BENCH_CASES (default
  * create,finalize,list), BENCH_MODES (default inline,async: the server with
  * INLINE_PROJECTIONS=true, then false). The embedded server only:
  * DATABASE_URL's server would need the extension preloaded.
@@ -30,7 +30,7 @@ import { createBenchDatabase, startBenchServer, type BenchDatabase } from './sup
 import { fmtMs, summarize } from './support/stats.ts';
 
 const N = Number(process.env.BENCH_N ?? 2000);
-const N1 = Math.max(50, Math.round(N / 7));
+const N1 = Number(process.env.BENCH_N1 ?? Math.max(50, Math.round(N / 7)));
 const C = Number(process.env.BENCH_C ?? 32);
 const CASES = (process.env.BENCH_CASES ?? 'create,finalize,list').split(',');
 const MODES = (process.env.BENCH_MODES ?? 'inline,async').split(',');

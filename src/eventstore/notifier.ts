@@ -4,6 +4,7 @@
  * so a lost notification only costs latency, never an event.
  */
 import pg from 'pg';
+import { LISTENER_PREFIX } from './listener-census.ts';
 
 export class Notifier {
   private client: pg.Client | null = null;
@@ -27,6 +28,11 @@ export class Notifier {
     return this.ensure();
   }
 
+  /** The backend pid of the LISTEN connection (null while not connected): the census leaves it out. */
+  get pid(): number | null {
+    return (this.client as unknown as { processID: number | null } | null)?.processID ?? null;
+  }
+
   private ensure(): Promise<void> {
     if (this.closed || this.client) return Promise.resolve();
     this.connecting ??= this.connect().finally(() => (this.connecting = null));
@@ -34,7 +40,7 @@ export class Notifier {
   }
 
   private async connect(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.url, application_name: `invoicing:listen:${this.channel}` });
+    const client = new pg.Client({ connectionString: this.url, application_name: `${LISTENER_PREFIX}${this.channel}` });
     client.on('error', () => this.drop(client));
     client.on('end', () => this.drop(client));
     client.on('notification', (msg) => {
@@ -85,7 +91,8 @@ type Queryable = { query(text: string, values?: unknown[]): Promise<unknown> };
  * coalesces into the next one: per key only the newest value (values are
  * positions, which sort as strings), all keys in one payload (`format`).
  * Writers do not wait for it. Should the process die in between, listeners
- * find the news at their next poll.
+ * find the news at their next poll. With an `audience` (listener-census.ts),
+ * nothing is sent while no other process listens.
  */
 export class CoalescedNotify {
   private readonly pending = new Map<string, string>();
@@ -96,6 +103,8 @@ export class CoalescedNotify {
     private readonly channel: string,
     /** The payload for the pending values (default: the one value of key ''). */
     private readonly format: (pending: Map<string, string>) => string = (pending) => pending.get('') ?? '',
+    /** Whether anyone but this process would hear it (default: always send). */
+    private readonly audience: () => Promise<boolean> = async () => true,
   ) {}
 
   signal(value: string, key = ''): void {
@@ -108,6 +117,7 @@ export class CoalescedNotify {
     while (this.pending.size > 0) {
       const payload = this.format(this.pending);
       this.pending.clear();
+      if (!(await this.audience())) continue;
       await this.db
         .query(`select set_config('synchronous_commit', 'off', true), pg_notify($1, $2)`, [this.channel, payload])
         .catch(() => {});

@@ -9,6 +9,7 @@
 import type pg from 'pg';
 import { canonicalBody, sha256Hex } from './chain.ts';
 import { LogTail } from './log-tail.ts';
+import { listenerCensus } from './listener-census.ts';
 import { CoalescedNotify, Notifier } from './notifier.ts';
 import { decodePosition, encodePosition } from './position.ts';
 import { subscribeByPolling } from './polling-subscription.ts';
@@ -317,8 +318,10 @@ export async function createPostgresEventStore(pool: pg.Pool, url?: string, stor
   const connectionUrl = url ?? (pool.options as any).connectionString;
   const notifier = new Notifier(connectionUrl, 'es_appended');
   const subscriptions = new Set<{ stop(): Promise<void> }>();
-  // Wakes log consumers in every process once an append has committed.
-  const appended = new CoalescedNotify(pool, 'es_appended');
+  // Wakes log consumers in the other processes once an append has committed (this one's are told
+  // directly, below): sent only while another process listens (listener-census.ts).
+  const census = listenerCensus(pool, pool);
+  const appended = new CoalescedNotify(pool, 'es_appended', undefined, () => census.othersListen('es_appended', notifier));
   // One reader of the log's tail for all of this process's subscriptions.
   const tail = new LogTail({ read: (cp, n) => readAllFrom(pool, cp, n), notifier });
 

@@ -31,6 +31,11 @@ export class ProjectionProgress {
     this.notifier = new Notifier(url, 'projection_progress');
   }
 
+  /** This process's listener on 'projection_progress' (its own runners report directly: announcer.ts need not notify it). */
+  get listener(): Notifier {
+    return this.notifier;
+  }
+
   async start(): Promise<void> {
     // Listening before the first read of the checkpoints: nothing moves unseen in between.
     this.unlisten = this.notifier.subscribe((payload) => {

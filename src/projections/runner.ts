@@ -94,7 +94,7 @@ export class ProjectionRunner {
 
   constructor(private readonly deps: RunnerDeps, readonly projector: Projector) {
     this.handles = new Set(projector.handles);
-    this.announce = announcerFor(deps.db);
+    this.announce = announcerFor(deps.db, deps.progress?.listener ?? null);
   }
 
   start(): void {

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import pg from 'pg';
+import { LISTENER_PREFIX } from '../../src/eventstore/listener-census.ts';
 import { announcerFor, PROGRESS_CHANNEL } from '../../src/projections/announcer.ts';
 import { ProjectionProgress } from '../../src/projections/progress.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
@@ -20,7 +21,8 @@ describe('progress announcements between processes', () => {
   beforeEach(async () => {
     t = await freshDatabase();
     received.length = 0;
-    listener = new pg.Client(t.url);
+    // Named as another process's listener is (Notifier): the announcer sends only while one exists (listener-census.ts).
+    listener = new pg.Client({ connectionString: t.url, application_name: `${LISTENER_PREFIX}${PROGRESS_CHANNEL}` });
     await listener.connect();
     listener.on('notification', (m) => received.push(m.payload ?? ''));
     await listener.query(`listen ${PROGRESS_CHANNEL}`);
