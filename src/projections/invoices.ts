@@ -7,11 +7,12 @@
  * the newest snapshot of each invoice, written with a version guard: a
  * batch applied twice, or replayed by a rebuild, changes nothing. Lines and
  * breakdown are rewritten only for rows that moved by a creation or an
- * edit. A batch is two to five set-based statements whatever its size (the
- * invoices' locks; the upsert with the counts; a month count fallen to zero
- * deleted; if lines changed, deletes and inserts; values go in as unnest
- * arrays), so live batches stay cheap and a replay of a busy year stays
- * fast.
+ * edit. A batch is one to five set-based statements whatever its size (the
+ * invoices' locks, which the runner sends with its BEGIN; the upsert with
+ * the counts and the lines of new invoices; a month count fallen to zero
+ * deleted; the lines of edited invoices, a delete and an insert; values go
+ * in as unnest arrays), so live batches stay cheap and a replay of a busy
+ * year stays fast.
  *
  * Tables: invoices, invoice_lines, invoice_tax_breakdown,
  * invoice_status_counts, invoice_issue_month_counts (migrations 0006, 0010,
@@ -22,7 +23,7 @@ import { sql, type Transaction } from 'kysely';
 import type { InvoiceCustomer } from '../commands/invoice/commands.ts';
 import { INVOICE_EVENT_TYPES, INVOICE_STATUSES, type Invoice, type InvoiceEvent } from '../commands/invoice/events.ts';
 import type { RecordedEvent } from '../eventstore/types.ts';
-import type { Projector } from './projector.ts';
+import type { ApplyOptions, Projector } from './projector.ts';
 import type { Database } from '../db/schema.ts';
 
 interface Latest {
@@ -128,17 +129,27 @@ const UPDATES = sql.raw(
  * the other transaction, and would move the counts from a stale state (or
  * count a new invoice twice). Taken in a statement of its own, the lock
  * makes the upsert's snapshot start after the other transaction's commit.
+ * At most 1,024 keys (the id's hash, 10 bits): a transaction holds its
+ * advisory locks until it ends, and a rebuild's catch-up applies every event
+ * appended meanwhile in one transaction; one lock per invoice could fill
+ * PostgreSQL's lock table. Two invoices sharing a key only wait for each
+ * other's commit. The statement, around its array of ids:
  */
+const LOCK = ['select pg_advisory_xact_lock(1229870927, k) from (select distinct hashtext(id) & 1023 as k from unnest(', ') as id order by 1) sorted'];
+
 async function lockInvoices(trx: Transaction<Database>, ids: string[]): Promise<void> {
-  // At most 1,024 keys (the id's hash, 10 bits): a transaction holds its advisory locks until it ends, and
-  // a rebuild's catch-up applies every event appended meanwhile in one transaction; one lock per invoice
-  // could fill PostgreSQL's lock table. Two invoices sharing a key only wait for each other's commit.
-  await sql`select pg_advisory_xact_lock(1229870927, k) from (select distinct hashtext(id) & 1023 as k from unnest(${ids}::text[]) as id order by 1) sorted`.execute(trx);
+  await sql`${sql.raw(LOCK[0])}${ids}::text[]${sql.raw(LOCK[1])}`.execute(trx);
+}
+
+/** The same lock as SQL text, the ids as literals: the runner sends it with its BEGIN (Projector.opening), one round trip fewer. */
+function lockText(ids: string[], literal: (value: string) => string): string {
+  return `${LOCK[0]}array[${ids.map(literal).join(', ')}]::text[]${LOCK[1]}`;
 }
 
 /**
  * After the lock, one statement: the version-guarded upsert of the batch's
- * newest snapshots, and the counts moved by what it changed (`before` reads
+ * newest snapshots, the lines and breakdown of those new to the table, and
+ * the counts moved by what it changed (`before` reads
  * the statement's snapshot, so it sees the statuses and issue months as
  * they were); then, only when a month count fell to zero, its deletion.
  *
@@ -153,11 +164,12 @@ async function lockInvoices(trx: Transaction<Database>, ids: string[]): Promise<
  * so both tables are the same however events were batched (live, inline or
  * rebuilt). Returns the rows that moved, and whether each was there before.
  */
-async function upsertInvoices(trx: Transaction<Database>, latest: Latest[]): Promise<{ id: string; existed: boolean }[]> {
+async function upsertInvoices(trx: Transaction<Database>, latest: Latest[], locked: boolean): Promise<{ id: string; existed: boolean }[]> {
   const rows = latest.map(row);
-  await lockInvoices(trx, rows.map((r) => r.id));
+  if (!locked) await lockInvoices(trx, rows.map((r) => r.id));
   const arrays = COLUMNS.map((c) => sql`${rows.map((r) => r[c])}::${sql.raw(COLUMN_TYPES[c])}[]`);
   const names = sql.raw(COLUMNS.join(', '));
+  const source = lineSources(latest.filter((l) => l.linesChanged));
   const { rows: moved } = await sql<{ id: string; existed: boolean; emptied: EmptiedMonth[] }>`
     with input as (select * from unnest(${sql.join(arrays)}) as t(${names})),
     before as (select i.id, i.status, i.issue_date from invoices i where i.id = any(${rows.map((r) => r.id)}::uuid[])),
@@ -184,6 +196,14 @@ async function upsertInvoices(trx: Transaction<Database>, latest: Latest[]): Pro
       select organization_id, date_trunc('month', issue_date)::date as month, status, slot % 16 as slot, 1 as n from moved
       union all
       select m.organization_id, date_trunc('month', b.issue_date)::date, b.status, m.slot % 16, -1 from moved m join before b on b.id = m.id),
+    -- Lines and breakdown of invoices new to the table, in the same statement (edits: rewriteLines).
+    fresh as (select m.id from moved m where not exists (select from before b where b.id = m.id)),
+    new_lines as (
+      insert into invoice_lines (invoice_id, organization_id, position, description, quantity, unit_price, tax_rate, total)
+      select l.* from ${source.lines} where l.invoice_id in (select id from fresh)),
+    new_taxes as (
+      insert into invoice_tax_breakdown (invoice_id, organization_id, rate, taxable_amount, tax_amount)
+      select l.* from ${source.taxes} where l.invoice_id in (select id from fresh)),
     month_counted as (
       insert into invoice_issue_month_counts (organization_id, month, status, slot, invoices)
       select organization_id, month, status, slot, sum(n) from month_deltas group by 1, 2, 3, 4 having sum(n) <> 0
@@ -215,43 +235,59 @@ interface EmptiedMonth {
 }
 
 /**
- * Lines and breakdown of the moved invoices whose lines changed are
- * replaced: one statement deletes, one inserts (deleting and inserting the
- * same keys cannot share a statement: one snapshot, the insert would collide).
- * Invoices new to the table have nothing to delete (a batch of creations is
- * one statement fewer).
+ * The lines and tax breakdown of these invoices, each as a row source of
+ * unnest arrays (one per column) that an insert selects from.
  */
-async function rewriteLines(trx: Transaction<Database>, latest: Latest[], existing: string[]): Promise<void> {
-  if (existing.length > 0) {
-    await sql`
-      with taxes as (delete from invoice_tax_breakdown where invoice_id = any(${existing}::uuid[]))
-      delete from invoice_lines where invoice_id = any(${existing}::uuid[])`.execute(trx);
-  }
+function lineSources(latest: Latest[]) {
   const lines = latest.flatMap((l) => l.invoice.items.map((item) => ({ ...item, invoice_id: l.invoice.id, organization_id: l.organizationId })));
   const taxes = latest.flatMap((l) => l.invoice.tax_breakdown.map((t) => ({ ...t, invoice_id: l.invoice.id, organization_id: l.organizationId })));
   const lc = <K extends keyof (typeof lines)[0]>(k: K) => lines.map((l) => l[k]);
   const tc = <K extends keyof (typeof taxes)[0]>(k: K) => taxes.map((t) => t[k]);
+  return {
+    lines: sql`unnest(${lc('invoice_id')}::uuid[], ${lc('organization_id')}::uuid[], ${lc('position')}::int[],
+                      ${lc('description')}::text[], ${lc('quantity')}::numeric[], ${lc('unit_price')}::numeric[],
+                      ${lc('tax_rate')}::numeric[], ${lc('total')}::numeric[])
+               as l(invoice_id, organization_id, position, description, quantity, unit_price, tax_rate, total)`,
+    taxes: sql`unnest(${tc('invoice_id')}::uuid[], ${tc('organization_id')}::uuid[], ${tc('rate')}::numeric[],
+                      ${tc('taxable_amount')}::numeric[], ${tc('tax_amount')}::numeric[])
+               as l(invoice_id, organization_id, rate, taxable_amount, tax_amount)`,
+  };
+}
+
+/**
+ * Lines and breakdown of invoices that were already in the table and whose
+ * lines changed (an edit) are replaced: one statement deletes, one inserts
+ * (deleting and inserting the same keys cannot share a statement: one
+ * snapshot, the insert would collide). Those of new invoices went in with
+ * the upsert.
+ */
+async function rewriteLines(trx: Transaction<Database>, edited: Latest[]): Promise<void> {
+  const ids = edited.map((l) => l.invoice.id);
+  await sql`
+    with taxes as (delete from invoice_tax_breakdown where invoice_id = any(${ids}::uuid[]))
+    delete from invoice_lines where invoice_id = any(${ids}::uuid[])`.execute(trx);
+  const source = lineSources(edited);
   await sql`
     with lines as (
       insert into invoice_lines (invoice_id, organization_id, position, description, quantity, unit_price, tax_rate, total)
-      select * from unnest(${lc('invoice_id')}::uuid[], ${lc('organization_id')}::uuid[], ${lc('position')}::int[],
-                           ${lc('description')}::text[], ${lc('quantity')}::numeric[], ${lc('unit_price')}::numeric[],
-                           ${lc('tax_rate')}::numeric[], ${lc('total')}::numeric[]))
+      select * from ${source.lines})
     insert into invoice_tax_breakdown (invoice_id, organization_id, rate, taxable_amount, tax_amount)
-    select * from unnest(${tc('invoice_id')}::uuid[], ${tc('organization_id')}::uuid[], ${tc('rate')}::numeric[],
-                         ${tc('taxable_amount')}::numeric[], ${tc('tax_amount')}::numeric[])`.execute(trx);
+    select * from ${source.taxes}`.execute(trx);
 }
 
 export const invoicesProjector: Projector = {
   name: 'invoices',
   handles: INVOICE_EVENT_TYPES,
   tables: ['invoices', 'invoice_lines', 'invoice_tax_breakdown', 'invoice_status_counts', 'invoice_issue_month_counts'],
-  async apply(events: RecordedEvent[], trx: Transaction<Database>): Promise<void> {
+  opening(events, literal) {
+    const latest = newestPerInvoice(events);
+    return latest.length === 0 ? null : lockText(latest.map((l) => l.invoice.id), literal);
+  },
+  async apply(events: RecordedEvent[], trx: Transaction<Database>, options: ApplyOptions = {}): Promise<void> {
     const latest = newestPerInvoice(events);
     if (latest.length === 0) return;
-    const moved = new Map((await upsertInvoices(trx, latest)).map((r) => [r.id, r.existed]));
-    const changed = latest.filter((l) => l.linesChanged && moved.has(l.invoice.id));
-    const existing = changed.filter((l) => moved.get(l.invoice.id)).map((l) => l.invoice.id);
-    if (changed.length > 0) await rewriteLines(trx, changed, existing);
+    const moved = new Map((await upsertInvoices(trx, latest, options.opened ?? false)).map((r) => [r.id, r.existed]));
+    const edited = latest.filter((l) => l.linesChanged && moved.get(l.invoice.id) === true);
+    if (edited.length > 0) await rewriteLines(trx, edited);
   },
 };

@@ -2,6 +2,11 @@ import type { Transaction } from 'kysely';
 import type { RecordedEvent } from '../eventstore/types.ts';
 import type { Database } from '../db/schema.ts';
 
+export interface ApplyOptions {
+  /** The projector's opening() statement already ran in this transaction. */
+  opened?: boolean;
+}
+
 /**
  * A projector turns events into rows of its read-model tables.
  * apply() runs inside the transaction that also moves its checkpoint, so a
@@ -14,7 +19,14 @@ export interface Projector {
   handles: readonly string[];
   /** Its tables, all in the public schema (rebuild copies and swaps them). */
   tables: readonly string[];
-  apply(events: RecordedEvent[], trx: Transaction<Database>): Promise<void>;
+  apply(events: RecordedEvent[], trx: Transaction<Database>, options?: ApplyOptions): Promise<void>;
+  /**
+   * The statement a batch's transaction must run first, as SQL text with the
+   * values as literals (`literal` escapes one), or null: the runner sends it
+   * with its BEGIN, one round trip fewer per batch, and tells apply()
+   * (`opened`), which otherwise runs it itself (inline, rebuild, verify).
+   */
+  opening?(events: RecordedEvent[], literal: (value: string) => string): string | null;
   /**
    * Inline: on the PostgreSQL event store, also applied inside the append's
    * transaction (inline.ts), so writes answer from its rows without waiting.

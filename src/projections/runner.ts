@@ -14,8 +14,9 @@
  *
  * Batches are written on the connection that holds the advisory lock, in as
  * few round trips as a transaction allows: BEGIN, the checkpoint's
- * compare-and-set and the asynchronous-commit setting go as one message, then
- * the projector's statements, then COMMIT (was: BEGIN, lock, statements,
+ * compare-and-set, the asynchronous-commit setting and the projector's
+ * opening statement (the invoices' locks) go as one message, then the
+ * projector's statements, then COMMIT (was: BEGIN, lock, statements,
  * update, COMMIT, on a pooled connection). On this 2-core machine every round
  * trip is a wake-up of two processes, which is most of a write's cost.
  */
@@ -288,13 +289,15 @@ export class ProjectionRunner {
       try {
         // Inside the try: should the update fail after BEGIN (a cancelled lock wait), the
         // rollback below must still end the transaction (a ROLLBACK without one only warns).
+        // The projector's opening statement (the invoices' locks) rides along, after the checkpoint's.
+        const opening = events.length > 0 ? (this.projector.opening?.(events, (v) => conn.escapeLiteral(v)) ?? null) : null;
         const opened = (await conn.query(`begin; set local synchronous_commit to off;
           update projection_checkpoints set position = ${literal(position)}, updated_at = clock_timestamp(), failed_event_id = null, error = null
            where name = ${literal(name)} and position is not distinct from ${literal(this.persisted)}
              and updated_at is not distinct from ${literal(this.persistedAt)}::timestamptz
-          returning updated_at::text as at`)) as unknown as pg.QueryResult[];
+          returning updated_at::text as at${opening === null ? '' : `;\n${opening}`}`)) as unknown as pg.QueryResult[];
         if (opened[2].rowCount !== 1) throw new CheckpointMoved();
-        if (events.length > 0) await this.projector.apply(events, this.connDb as unknown as Transaction<Database>);
+        if (events.length > 0) await this.projector.apply(events, this.connDb as unknown as Transaction<Database>, { opened: opening !== null });
         await conn.query('commit');
         this.persistedAt = opened[2].rows[0].at;
       } catch (err) {

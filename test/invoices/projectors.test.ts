@@ -1,3 +1,4 @@
+import pg from 'pg';
 /**
  * The invoices and invoice-numbers projectors: a rebuild from zero gives the
  * live tables row for row, and delivering every batch twice (in batches of
@@ -198,37 +199,46 @@ describe('invoice projector: two transactions applying the same invoice at once'
     }
   });
 
-  it('the second waits for the first and moves the counts from the state the first committed (a draft moved February -> March -> April)', async () => {
-    const api = await invoicesClient(server);
-    const draft = await api.draft((await api.customer()).id, { issue_date: '2026-02-10' });
-    expect((await api.patch(draft.id, { issue_date: '2026-03-10' })).status).to.equal(200);
-    expect((await api.patch(draft.id, { issue_date: '2026-04-10' })).status).to.equal(200);
-    const events = (await readAllEvents(server)).filter((e) => e.stream.endsWith(draft.id));
-    expect(events).to.have.length(3);
+  // T2 takes the lock either inside apply() (inline, rebuild) or as the opening statement the runner sends with its BEGIN.
+  for (const way of ['apply takes the lock', 'the opening statement takes it (the runner)'] as const) {
+    it(`the second waits for the first and moves the counts from the state the first committed (a draft moved February -> March -> April; ${way})`, async () => {
+      const api = await invoicesClient(server);
+      const draft = await api.draft((await api.customer()).id, { issue_date: '2026-02-10' });
+      expect((await api.patch(draft.id, { issue_date: '2026-03-10' })).status).to.equal(200);
+      expect((await api.patch(draft.id, { issue_date: '2026-04-10' })).status).to.equal(200);
+      const events = (await readAllEvents(server)).filter((e) => e.stream.endsWith(draft.id));
+      expect(events).to.have.length(3);
 
-    const target = await freshDatabase();
-    try {
-      await target.db.transaction().execute((trx) => invoicesProjector.apply([events[0]], trx));
-      // T1 applies March and holds its transaction open; T2 applies April meanwhile; then T1 commits.
-      let applied!: () => void;
-      let release!: () => void;
-      const t1Applied = new Promise<void>((resolve) => (applied = resolve));
-      const gate = new Promise<void>((resolve) => (release = resolve));
-      const t1 = target.db.transaction().execute(async (trx) => {
-        await invoicesProjector.apply([events[1]], trx);
-        applied();
-        await gate;
-      });
-      await t1Applied;
-      const t2 = target.db.transaction().execute((trx) => invoicesProjector.apply([events[2]], trx));
-      await until(async () => (await sql<{ n: number }>`select count(*)::int as n from pg_locks where not granted`.execute(target.db)).rows[0].n > 0, 10_000, 'T2 waiting for T1');
-      release();
-      await Promise.all([t1, t2]);
-      const got = await kept(target.db);
-      expect(got).to.deep.equal(await recounted(target.db));
-      expect(got.months).to.have.length(1); // April only
-    } finally {
-      await target.drop();
-    }
-  });
+      const target = await freshDatabase();
+      try {
+        await target.db.transaction().execute((trx) => invoicesProjector.apply([events[0]], trx));
+        // T1 applies March and holds its transaction open; T2 applies April meanwhile; then T1 commits.
+        let applied!: () => void;
+        let release!: () => void;
+        const t1Applied = new Promise<void>((resolve) => (applied = resolve));
+        const gate = new Promise<void>((resolve) => (release = resolve));
+        const t1 = target.db.transaction().execute(async (trx) => {
+          await invoicesProjector.apply([events[1]], trx);
+          applied();
+          await gate;
+        });
+        await t1Applied;
+        const t2 = target.db.transaction().execute(async (trx) => {
+          if (way === 'apply takes the lock') return invoicesProjector.apply([events[2]], trx);
+          const opening = invoicesProjector.opening!([events[2]], pg.escapeLiteral);
+          expect(opening).to.be.a('string');
+          await sql.raw(opening!).execute(trx);
+          await invoicesProjector.apply([events[2]], trx, { opened: true });
+        });
+        await until(async () => (await sql<{ n: number }>`select count(*)::int as n from pg_locks where not granted`.execute(target.db)).rows[0].n > 0, 10_000, 'T2 waiting for T1');
+        release();
+        await Promise.all([t1, t2]);
+        const got = await kept(target.db);
+        expect(got).to.deep.equal(await recounted(target.db));
+        expect(got.months).to.have.length(1); // April only
+      } finally {
+        await target.drop();
+      }
+    });
+  }
 });
