@@ -101,9 +101,9 @@ export class LogTail {
   /**
    * Something was appended up to `position` ('' when unknown: a listener that
    * reconnected). Appends of this process call it directly, so their own
-   * consumers need not wait for the notification's round trip; the
-   * notification that follows then finds the position read already and wakes
-   * nobody.
+   * consumers need not wait for a notification's round trip (the store
+   * sends one only while another process listens; should it come back to
+   * this process too, it finds the position read already and wakes nobody).
    */
   appended(position: string): void {
     if (position > this.newestNotified) this.newestNotified = position;

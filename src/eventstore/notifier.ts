@@ -4,7 +4,7 @@
  * so a lost notification only costs latency, never an event.
  */
 import pg from 'pg';
-import { LISTENER_PREFIX } from './listener-census.ts';
+import { CENSUS_CHANNEL, censusChanged, LISTENER_PREFIX } from './listener-census.ts';
 
 export class Notifier {
   private client: pg.Client | null = null;
@@ -44,11 +44,14 @@ export class Notifier {
     client.on('error', () => this.drop(client));
     client.on('end', () => this.drop(client));
     client.on('notification', (msg) => {
+      if (msg.channel === CENSUS_CHANNEL) return censusChanged();
       for (const l of this.listeners) l(msg.payload ?? '');
     });
     try {
       await client.connect();
-      await client.query(`listen ${this.channel}`);
+      // Our channel, and the census's: this connection is news to every sender that left us out
+      // (listener-census.ts), so it says so, and hears when others connect.
+      await client.query(`listen ${this.channel}; listen ${CENSUS_CHANNEL}; select pg_notify('${CENSUS_CHANNEL}', '')`);
       if (this.closed) {
         await client.end();
         return;
@@ -103,8 +106,8 @@ export class CoalescedNotify {
     private readonly channel: string,
     /** The payload for the pending values (default: the one value of key ''). */
     private readonly format: (pending: Map<string, string>) => string = (pending) => pending.get('') ?? '',
-    /** Whether anyone but this process would hear it (default: always send). */
-    private readonly audience: () => Promise<boolean> = async () => true,
+    /** Whether anyone but this process would hear news of these keys (default: always send). */
+    private readonly audience: (keys: string[]) => Promise<boolean> = async () => true,
   ) {}
 
   signal(value: string, key = ''): void {
@@ -116,8 +119,9 @@ export class CoalescedNotify {
   private async send(): Promise<void> {
     while (this.pending.size > 0) {
       const payload = this.format(this.pending);
+      const keys = [...this.pending.keys()];
       this.pending.clear();
-      if (!(await this.audience())) continue;
+      if (!(await this.audience(keys))) continue;
       await this.db
         .query(`select set_config('synchronous_commit', 'off', true), pg_notify($1, $2)`, [this.channel, payload])
         .catch(() => {});

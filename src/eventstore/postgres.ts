@@ -334,7 +334,7 @@ export async function createPostgresEventStore(pool: pg.Pool, url?: string, stor
           ? await appendWithInline(pool, stream, events, expected, inline)
           : await appendInTransaction(pool, stream, events, expected);
       tail.appended(result.position); // this process's consumers: at once
-      appended.signal(result.position); // every process's: by NOTIFY
+      appended.signal(result.position); // the other processes' (while any listens): by NOTIFY
       return result;
     },
 

@@ -19,15 +19,22 @@ export const PROGRESS_CHANNEL = 'projection_progress';
 export type ProgressAnnouncer = CoalescedNotify;
 
 const perDatabase = new WeakMap<Kysely<Database>, ProgressAnnouncer>();
-const ownListeners = new WeakMap<Kysely<Database>, OwnListener>();
+/** Per database handle: this process's progress listener, and the consumers that report to it directly. */
+const reportedLocally = new WeakMap<Kysely<Database>, { listener: OwnListener; names: Set<string> }>();
 
 /**
  * The process's announcer for this database (one per Kysely instance); signal(position, consumer name).
- * `own`: this process's listener on the channel (ProjectionProgress's), which hears its runners directly:
- * nothing is sent while no other process listens (listener-census.ts).
+ * `local`: this consumer also reports to the process's ProjectionProgress, whose listener (`listener`)
+ * therefore needs no notification of it. A notification that concerns only such consumers is sent only
+ * while another process listens (listener-census.ts); one that names any other consumer (the webhook
+ * subscriber, the workers' consumers) goes to every listener, this process's included.
  */
-export function announcerFor(db: Kysely<Database>, own: OwnListener | null = null): ProgressAnnouncer {
-  if (own) ownListeners.set(db, own);
+export function announcerFor(db: Kysely<Database>, local: { name: string; listener: OwnListener } | null = null): ProgressAnnouncer {
+  if (local) {
+    let known = reportedLocally.get(db);
+    if (!known) reportedLocally.set(db, (known = { listener: local.listener, names: new Set() }));
+    known.names.add(local.name);
+  }
   let announcer = perDatabase.get(db);
   if (!announcer) {
     const queryable = { query: (text: string, values?: unknown[]) => db.executeQuery(CompiledQuery.raw(text, values ?? [])) };
@@ -36,7 +43,11 @@ export function announcerFor(db: Kysely<Database>, own: OwnListener | null = nul
       queryable,
       PROGRESS_CHANNEL,
       (pending) => [...pending].map(([name, position]) => `${name} ${position}`).join('\n'),
-      () => census.othersListen(PROGRESS_CHANNEL, ownListeners.get(db) ?? null),
+      (names) => {
+        const known = reportedLocally.get(db);
+        const own = known && names.every((n) => known.names.has(n)) ? known.listener : null;
+        return census.othersListen(PROGRESS_CHANNEL, own);
+      },
     );
     perDatabase.set(db, announcer);
   }

@@ -34,6 +34,8 @@ interface Latest {
   customer: InvoiceCustomer | null;
   /** Lines change only with InvoiceCreated / InvoiceUpdated; other events leave the stored ones right. */
   linesChanged: boolean;
+  /** The batch holds its InvoiceCreated: it may be new to the table (its lines then go in with the upsert). */
+  created: boolean;
 }
 
 function newestPerInvoice(events: RecordedEvent[]): Latest[] {
@@ -51,6 +53,7 @@ function newestPerInvoice(events: RecordedEvent[]): Latest[] {
       pending: event.type === 'InvoiceFinalizationStarted',
       customer: customer ?? known?.customer ?? null,
       linesChanged: event.type === 'InvoiceCreated' || event.type === 'InvoiceUpdated' || (known?.linesChanged ?? false),
+      created: event.type === 'InvoiceCreated' || (known?.created ?? false),
     });
   }
   return [...newest.values()];
@@ -169,7 +172,7 @@ async function upsertInvoices(trx: Transaction<Database>, latest: Latest[], lock
   if (!locked) await lockInvoices(trx, rows.map((r) => r.id));
   const arrays = COLUMNS.map((c) => sql`${rows.map((r) => r[c])}::${sql.raw(COLUMN_TYPES[c])}[]`);
   const names = sql.raw(COLUMNS.join(', '));
-  const source = lineSources(latest.filter((l) => l.linesChanged));
+  const source = lineSources(latest.filter((l) => l.created));
   const { rows: moved } = await sql<{ id: string; existed: boolean; emptied: EmptiedMonth[] }>`
     with input as (select * from unnest(${sql.join(arrays)}) as t(${names})),
     before as (select i.id, i.status, i.issue_date from invoices i where i.id = any(${rows.map((r) => r.id)}::uuid[])),

@@ -95,7 +95,7 @@ export class ProjectionRunner {
 
   constructor(private readonly deps: RunnerDeps, readonly projector: Projector) {
     this.handles = new Set(projector.handles);
-    this.announce = announcerFor(deps.db, deps.progress?.listener ?? null);
+    this.announce = announcerFor(deps.db, deps.progress ? { name: projector.name, listener: deps.progress.listener } : null);
   }
 
   start(): void {

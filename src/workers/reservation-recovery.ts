@@ -100,7 +100,7 @@ export const reservationRecoveryWorker = (holderChecks: HolderChecks): Worker =>
   role: 'projector',
   async start(rt) {
     const deps = { db: rt.database.db, store: rt.store, logger: rt.logger, holderChecks };
-    const runner = new ProjectionRunner({ ...deps, url: rt.database.url }, reservationChecksConsumer);
+    const runner = new ProjectionRunner({ ...deps, url: rt.database.url, progress: rt.progress }, reservationChecksConsumer);
     runner.start();
     let sweeping: Promise<unknown> = Promise.resolve();
     const tick = () => {

@@ -125,7 +125,7 @@ export function scheduleReactionsWorker(options: { clock?: () => Date } = {}): W
     role: 'scheduler',
     async start(rt) {
       const deps: ReactionDeps = { db: rt.database.db, store: rt.store, logger: rt.logger, progress: rt.progress, clock: options.clock ?? (() => new Date()) };
-      const runner = new ProjectionRunner({ db: rt.database.db, store: rt.store, url: rt.database.url, logger: rt.logger }, scheduleReactionsConsumer);
+      const runner = new ProjectionRunner({ db: rt.database.db, store: rt.store, url: rt.database.url, logger: rt.logger, progress: rt.progress }, scheduleReactionsConsumer);
       runner.start();
       let running: Promise<unknown> = Promise.resolve();
       let busy = false;

@@ -66,6 +66,14 @@ describe('ListenerCensus: NOTIFY only when another process listens', () => {
     expect(await settled()).to.deep.equal(['2']);
   });
 
+  it('reads the census again as soon as a listener connects anywhere on the database, not a minute later', async () => {
+    const own = await listener();
+    const census = new ListenerCensus(t.pool, 60_000); // would otherwise keep its answer for a minute
+    expect(await census.othersListen('es_appended', own.notifier)).to.equal(false);
+    await listener(); // another process's: it says so on the census channel, and this process hears it
+    await until(() => census.othersListen('es_appended', own.notifier), 5000, 'the census to count the new listener');
+  });
+
   it('counts a listener of another channel or another database as nobody', async () => {
     const own = await listener();
     const elsewhere = await freshDatabase();
@@ -81,9 +89,13 @@ describe('ListenerCensus: NOTIFY only when another process listens', () => {
     expect(await census.othersListen('projection_progress', own.notifier)).to.equal(true);
   });
 
-  it('assumes everyone listens while the census cannot be read', async () => {
+  it('assumes everyone listens while the census cannot be read, or shows not even the sender’s own listener', async () => {
     const census = new ListenerCensus({ query: () => Promise.reject(new Error('connection terminated')) }, 0);
     expect(await census.othersListen('es_appended', null)).to.equal(true);
+    // A pooler that drops application_name: our own listener is connected, yet no listener is seen.
+    const blind = new ListenerCensus({ query: async () => ({ rows: [] }) }, 0);
+    expect(await blind.othersListen('es_appended', { pid: 4242 })).to.equal(true);
+    expect(await blind.othersListen('es_appended', null), 'nobody listening at all, our own included: nobody').to.equal(false);
   });
 
   it('a store alone sends no es_appended; a second store on the database (another process) is woken by one', async () => {
@@ -104,7 +116,8 @@ describe('ListenerCensus: NOTIFY only when another process listens', () => {
     const otherSub = other.subscribeToAll(await other.headPosition(), async (events) => void seenElsewhere.push(...events.map((e) => e.id)));
     closers.push(() => otherSub.stop());
     await until(async () => (await t.pool.query("select 1 from pg_stat_activity where application_name = 'invoicing:listen:es_appended'")).rowCount === 2, 5000, 'both stores listening');
-    // The census is at most a second old: within that, an append is announced (each attempt a new one).
+    // The new listener said so on the census channel: the next append is announced, without waiting
+    // out the census's second (each attempt appends a new event, until the news has arrived).
     let announced: string | null = null;
     await until(async () => {
       const next = newEvent('Census');

@@ -1,10 +1,10 @@
-import pg from 'pg';
 /**
  * The invoices and invoice-numbers projectors: a rebuild from zero gives the
  * live tables row for row, and delivering every batch twice (in batches of
  * every size) gives the same rows too.
  */
 import { expect } from 'chai';
+import pg from 'pg';
 import { sql, type Kysely } from 'kysely';
 import type { RecordedEvent } from '../../src/eventstore/types.ts';
 import { recount as recountMonths } from '../../src/db/migrations/0102_invoice_issue_month_counts.ts';

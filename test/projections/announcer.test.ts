@@ -60,6 +60,42 @@ describe('progress announcements between processes', () => {
     expect(received[1]).to.equal(`webhooks ${pos(9)}`);
   });
 
+  it('sends nothing for consumers that report to this process’s own waiters, unless another process listens', async () => {
+    await listener.end(); // no other process: only this process's own progress listener below
+    listener = new pg.Client({ connectionString: t.url, application_name: 'test-spy' }); // hears, but is nobody
+    await listener.connect();
+    listener.on('notification', (m) => received.push(m.payload ?? ''));
+    await listener.query(`listen ${PROGRESS_CHANNEL}`);
+    const own = new ProjectionProgress(t.db, t.url, ['invoices']);
+    await own.start();
+    try {
+      const announcer = announcerFor(t.db, { name: 'invoices', listener: own.listener });
+      announcer.signal(pos(3), 'invoices');
+      await settle(announcer);
+      expect(received, 'only this process listens: nothing sent').to.deep.equal([]);
+      // A consumer that does not report to the process's waiters is announced to them too.
+      announcer.signal(pos(4), 'elsewhere');
+      await settle(announcer);
+      expect(received).to.deep.equal([`elsewhere ${pos(4)}`]);
+      // Another process's waiters appear: announced again.
+      const other = new ProjectionProgress(t.db, t.url, ['invoices']);
+      await other.start();
+      try {
+        const waiting = other.waitFor(pos(5), 5000);
+        await until(async () => {
+          announcer.signal(pos(5), 'invoices');
+          await settle(announcer);
+          return received.some((p) => p === `invoices ${pos(5)}`);
+        }, 5000, 'the announcement to the other process');
+        expect(await waiting).to.equal(true);
+      } finally {
+        await other.close();
+      }
+    } finally {
+      await own.close();
+    }
+  });
+
   it('is read by another process’s waiters, every line of it', async () => {
     const elsewhere = new ProjectionProgress(t.db, t.url, ['invoices', 'customers']);
     await elsewhere.start();

@@ -23,7 +23,7 @@ export const webhookSubscriberWorker: Worker = {
   role: 'webhooks',
   async start(rt: Runtime) {
     const { db, url } = rt.database;
-    const runner = new ProjectionRunner({ db, store: rt.store, url, logger: rt.logger, batchSize: 500 }, webhookSubscriber);
+    const runner = new ProjectionRunner({ db, store: rt.store, url, logger: rt.logger, progress: rt.progress, batchSize: 500 }, webhookSubscriber);
     runner.start();
     return { stop: () => runner.stop() };
   },
