@@ -41,7 +41,9 @@ const writtenInvoice: WrittenResource<InvoiceResult> = {
     return stored && { data: stored, version: stored.version };
   },
   async decided(ctx, result) {
-    const customer = result.state.finalization?.customer ?? (await readModelFacts(ctx.rt.database.db).customer(organizationOf(ctx), result.invoice.customer_id));
+    // An issued invoice shows the buyer frozen at finalize, as its row does; a draft the customer as it is now.
+    const frozen = result.state.buyer ?? result.state.finalization?.customer;
+    const customer = frozen ?? (await readModelFacts(ctx.rt.database.db).customer(organizationOf(ctx), result.invoice.customer_id));
     return { data: viewOfSnapshot(result.invoice, customer), version: result.invoice.version };
   },
 };

@@ -38,10 +38,10 @@ async function start(bug?: { projector: string; when: (e: any) => boolean }, inl
   const applied = new Map<string, string[]>();
   const projectors: Projector[] = processParts.projectors.map((p) => ({
     ...p,
-    async apply(events, trx) {
+    async apply(events, trx, options) {
       if (bug?.projector === p.name && events.some(bug.when)) throw new Error('projector bug (test)');
       applied.set(p.name, [...(applied.get(p.name) ?? []), ...events.map((e) => e.id)]);
-      return p.apply(events, trx);
+      return p.apply(events, trx, options);
     },
   }));
   const config = loadConfig({ DATABASE_URL: database.url, PORT: '0', INLINE_PROJECTIONS: String(inline) });
@@ -119,6 +119,28 @@ describe('inline projections (PostgreSQL event store)', function () {
         const result = await verifyProjection(s.database.db, s.server.runtime.store, p);
         expect(result.differences, p.name).to.deep.equal([]);
       }
+    });
+  });
+
+  describe('the decided answer, inline projections off and the runners stopped', () => {
+    let s: Started;
+    before(async () => (s = await start(undefined, false)));
+    after(() => stop(s));
+
+    it('shows an issued invoice with the buyer frozen at finalize, as its row does, not the customer as it is now', async () => {
+      const api = await invoicesClient({ url: s.url, database: s.database });
+      const customer = await api.customer();
+      const finalized = await api.finalized(customer.id);
+      // Answered once the customers read model shows it: the decided answer would read the new name.
+      const renamed = await call(`${s.url}/customers/${customer.id}`, api.secret, { method: 'PATCH', body: { name: 'Nouveau Nom SARL' } });
+      expect(renamed.status, JSON.stringify(renamed.body)).to.equal(200);
+      await Promise.all(s.server.runners.map((r) => r.stop()));
+      // No runner: the send waits its 5 s for the invoices projector, then answers the decided state.
+      const sent = await api.action(finalized.id, 'send');
+      expect(sent.status, JSON.stringify(sent.body)).to.equal(200);
+      expect(s.logs.some((l) => /projectors behind, answering the decided state/.test(l.msg)), 'the decided answer was taken').to.equal(true);
+      expect(sent.body.data).to.include({ status: 'sent', customer_name: finalized.customer_name });
+      expect(sent.body.data.customer).to.deep.equal(finalized.customer);
     });
   });
 

@@ -25,16 +25,19 @@ export interface InvoiceState {
   invoice: Invoice | null;
   /** Set between InvoiceFinalizationStarted and InvoiceFinalized. */
   finalization: { started_at: string; customer: InvoiceCustomer } | null;
+  /** The buyer frozen by the finalization, from InvoiceFinalized on (what every view of the issued invoice shows). */
+  buyer: InvoiceCustomer | null;
 }
 
-export const initialInvoiceState: InvoiceState = { revision: -1, invoice: null, finalization: null };
+export const initialInvoiceState: InvoiceState = { revision: -1, invoice: null, finalization: null, buyer: null };
 
 export function evolveInvoice(state: InvoiceState, event: InvoiceEvent): InvoiceState {
-  const next = { revision: state.revision + 1, invoice: event.data.invoice, finalization: state.finalization };
+  const next = { revision: state.revision + 1, invoice: event.data.invoice, finalization: state.finalization, buyer: state.buyer };
   if (event.type === 'InvoiceFinalizationStarted') {
     next.finalization = { started_at: event.data.invoice.updated_at, customer: event.data.customer };
   } else if (event.type === 'InvoiceFinalized') {
     next.finalization = null;
+    next.buyer = event.data.customer;
   }
   return next;
 }
