@@ -31,7 +31,7 @@ function write(ctx: RequestContext): InvoiceWrite {
  * (invoice_numbers is an audit table no endpoint reads), and unrelated
  * projectors must not add their lag to the answer.
  */
-const writtenInvoice: WrittenResource<InvoiceResult> = {
+export const writtenInvoice: WrittenResource<InvoiceResult> = {
   name: 'invoice',
   projectors: ['invoices'],
   position: (result) => result.position,
@@ -42,8 +42,7 @@ const writtenInvoice: WrittenResource<InvoiceResult> = {
   },
   async decided(ctx, result) {
     // An issued invoice shows the buyer frozen at finalize, as its row does; a draft the customer as it is now.
-    const frozen = result.state.buyer ?? result.state.finalization?.customer;
-    const customer = frozen ?? (await readModelFacts(ctx.rt.database.db).customer(organizationOf(ctx), result.invoice.customer_id));
+    const customer = result.state.buyer ?? (await readModelFacts(ctx.rt.database.db).customer(organizationOf(ctx), result.invoice.customer_id));
     return { data: viewOfSnapshot(result.invoice, customer), version: result.invoice.version };
   },
 };

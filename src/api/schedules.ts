@@ -20,12 +20,12 @@ import {
 import { publicSchedule } from '../commands/schedule/events.ts';
 import type { InvoiceResult } from '../commands/invoice/handlers.ts';
 import { readModelFacts } from '../queries/invoice-facts.ts';
-import { viewOfSnapshot } from '../queries/invoice-rows.ts';
-import { getInvoice } from '../queries/invoices.ts';
 import { countQuotaSchedules, getSchedule, listSchedules, planOf, scheduleHistory, type ScheduleListQuery } from '../queries/schedules.ts';
 import { upcomingRunDates } from '../commands/schedule/calendar.ts';
 import { notFound } from '../shared/errors.ts';
 import { isPlan, PLAN_LIMITS } from '../accounts/plans.ts';
+import { answerAfterWrite } from './answer.ts';
+import { writtenInvoice } from './invoices.ts';
 import type { JsonReply, RequestContext, RouteSpec } from './route.ts';
 import * as schemas from './schemas/schedules.ts';
 import { invoiceWithCustomerSchema } from './schemas/invoices.ts';
@@ -67,17 +67,13 @@ async function answer(ctx: RequestContext, result: ScheduleResult, status = 200)
   return { status, data: { ...publicSchedule(decided), upcoming_run_dates: upcoming, history }, version: decided.version };
 }
 
-/** The generated invoice, as POST /invoices answers it (read your writes on the invoices and schedules read models). */
-async function answerInvoice(ctx: RequestContext, result: InvoiceResult, schedulePosition: string | null): Promise<JsonReply> {
-  const positions = [result.position, schedulePosition].filter((p): p is string => p !== null).sort();
-  const newest = positions.at(-1)!;
-  if (ctx.rt.inline?.covers(['invoices', 'schedules']) || (await ctx.rt.progress.waitFor(newest, undefined, ['invoices', 'schedules']))) {
-    const stored = await getInvoice(ctx.rt.database.pool, organizationOf(ctx), result.invoice.id);
-    if (stored && stored.version >= result.invoice.version) return { status: 201, data: stored, version: stored.version };
-  }
-  ctx.rt.logger.warn({ request_id: ctx.requestId, position: newest }, 'schedules: projectors behind, answering the decided invoice');
-  const customer = result.state.finalization?.customer ?? (await readModelFacts(ctx.rt.database.db).customer(organizationOf(ctx), result.invoice.customer_id));
-  return { status: 201, data: viewOfSnapshot(result.invoice, customer), version: result.invoice.version };
+/**
+ * The generated invoice, as POST /invoices answers it (src/api/answer.ts), once both the invoices and
+ * the schedules read models have passed the newer of the two appends.
+ */
+function answerInvoice(ctx: RequestContext, result: InvoiceResult, schedulePosition: string | null): Promise<JsonReply> {
+  const newest = [result.position, schedulePosition].filter((p): p is string => p !== null).sort().at(-1)!;
+  return answerAfterWrite(ctx, { ...writtenInvoice, projectors: ['invoices', 'schedules'], position: () => newest }, result, 201);
 }
 
 /** The plan's quota and the read model's count of active and paused schedules. */

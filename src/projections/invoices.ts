@@ -206,7 +206,7 @@ async function upsertInvoices(trx: Transaction<Database>, latest: Latest[], lock
       select l.* from ${source.lines} where l.invoice_id in (select id from fresh)),
     new_taxes as (
       insert into invoice_tax_breakdown (invoice_id, organization_id, rate, taxable_amount, tax_amount)
-      select l.* from ${source.taxes} where l.invoice_id in (select id from fresh)),
+      select t.* from ${source.taxes} where t.invoice_id in (select id from fresh)),
     month_counted as (
       insert into invoice_issue_month_counts (organization_id, month, status, slot, invoices)
       select organization_id, month, status, slot, sum(n) from month_deltas group by 1, 2, 3, 4 having sum(n) <> 0
@@ -253,7 +253,7 @@ function lineSources(latest: Latest[]) {
                as l(invoice_id, organization_id, position, description, quantity, unit_price, tax_rate, total)`,
     taxes: sql`unnest(${tc('invoice_id')}::uuid[], ${tc('organization_id')}::uuid[], ${tc('rate')}::numeric[],
                       ${tc('taxable_amount')}::numeric[], ${tc('tax_amount')}::numeric[])
-               as l(invoice_id, organization_id, rate, taxable_amount, tax_amount)`,
+               as t(invoice_id, organization_id, rate, taxable_amount, tax_amount)`,
   };
 }
 
@@ -283,8 +283,8 @@ export const invoicesProjector: Projector = {
   handles: INVOICE_EVENT_TYPES,
   tables: ['invoices', 'invoice_lines', 'invoice_tax_breakdown', 'invoice_status_counts', 'invoice_issue_month_counts'],
   opening(events, literal) {
-    const latest = newestPerInvoice(events);
-    return latest.length === 0 ? null : lockText(latest.map((l) => l.invoice.id), literal);
+    const ids = new Set(events.map((e) => (e as unknown as InvoiceEvent).data.invoice.id));
+    return ids.size === 0 ? null : lockText([...ids], literal);
   },
   async apply(events: RecordedEvent[], trx: Transaction<Database>, options: ApplyOptions = {}): Promise<void> {
     const latest = newestPerInvoice(events);

@@ -24,8 +24,8 @@ export interface InvoiceState {
   revision: number;
   invoice: Invoice | null;
   /** Set between InvoiceFinalizationStarted and InvoiceFinalized. */
-  finalization: { started_at: string; customer: InvoiceCustomer } | null;
-  /** The buyer frozen by the finalization, from InvoiceFinalized on (what every view of the issued invoice shows). */
+  finalization: { started_at: string } | null;
+  /** The buyer frozen when the finalization started: what every view of the invoice shows from then on. */
   buyer: InvoiceCustomer | null;
 }
 
@@ -34,7 +34,8 @@ export const initialInvoiceState: InvoiceState = { revision: -1, invoice: null, 
 export function evolveInvoice(state: InvoiceState, event: InvoiceEvent): InvoiceState {
   const next = { revision: state.revision + 1, invoice: event.data.invoice, finalization: state.finalization, buyer: state.buyer };
   if (event.type === 'InvoiceFinalizationStarted') {
-    next.finalization = { started_at: event.data.invoice.updated_at, customer: event.data.customer };
+    next.finalization = { started_at: event.data.invoice.updated_at };
+    next.buyer = event.data.customer;
   } else if (event.type === 'InvoiceFinalized') {
     next.finalization = null;
     next.buyer = event.data.customer;
@@ -126,7 +127,7 @@ function decideInvoice(command: InvoiceCommand, state: InvoiceState): InvoiceEve
         if (current.invoice_number === number) return [];
         throw new DomainError('INVOICE_NOT_DRAFT', `The invoice is already numbered ${current.invoice_number}.`);
       }
-      if (!state.finalization) {
+      if (!state.finalization || !state.buyer) {
         throw new DomainError('INVALID_STATUS_TRANSITION', 'The finalization of this invoice has not been started.');
       }
       const match = INVOICE_NUMBER.exec(number);
@@ -135,7 +136,7 @@ function decideInvoice(command: InvoiceCommand, state: InvoiceState): InvoiceEve
         throw new Error(`invoice number ${number} does not fit invoice ${current.id} issued ${current.issue_date}`);
       }
       const invoice = stamp(current, { invoice_number: number, status: 'finalized', finalized_at: state.finalization.started_at });
-      return [{ type: 'InvoiceFinalized', data: { invoice, customer: state.finalization.customer } }];
+      return [{ type: 'InvoiceFinalized', data: { invoice, customer: state.buyer } }];
     }
 
     case 'SendInvoice':
