@@ -2,11 +2,12 @@
 # Node 26: the current LTS (docs/operations.md "Node versions"); its images are Debian 13 (trixie).
 FROM node:26-trixie-slim
 
-# Chromium prints the PDFs (found through CHROMIUM_PATH); fonts ship with the app.
+# Chromium's headless shell prints the PDFs (found through CHROMIUM_PATH; docs/documents.md "The browser");
+# fonts ship with the app.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends chromium ca-certificates \
+ && apt-get install -y --no-install-recommends chromium-headless-shell ca-certificates \
  && rm -rf /var/lib/apt/lists/*
-ENV CHROMIUM_PATH=/usr/bin/chromium NODE_ENV=production
+ENV CHROMIUM_PATH=/usr/lib/chromium/chromium-headless-shell NODE_ENV=production
 
 WORKDIR /app
 COPY package.json package-lock.json ./

@@ -14,10 +14,10 @@
  *          xmlbuilder2 and serialized (bench/support/ubl-dom.ts: the former
  *          implementation, same bytes)
  *
- * Memory is this process plus its Chromium processes after the runs (PSS).
+ * Memory: the server process (src/main.ts) with its warm browser, after it
+ * printed PDFs through HTTP (PSS of the process and its Chromium).
  * BENCH_SCALE (default 1) multiplies the counts.
  */
-import { readFileSync, readdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { DocumentCache } from '../src/documents/cache.ts';
 import type { DocumentLocale } from '../src/documents/locale.ts';
@@ -25,7 +25,12 @@ import { PdfPrinter } from '../src/documents/printer.ts';
 import { renderPdf } from '../src/documents/service.ts';
 import { renderUbl } from '../src/documents/ubl.ts';
 import { makeSource, type LineSpec } from '../test/documents/fixtures.ts';
+import { freePort } from '../src/db/embedded.ts';
+import { expectStatus, request, startProcess, type ServerProcess } from './invoices-http.ts';
 import { runConcurrently } from './support/concurrency.ts';
+import { treeMemoryMiB, type TreeMemory } from './support/memory.ts';
+import { createBenchDatabase, startBenchServer } from './support/postgres.ts';
+import { tenant } from './support/tenant.ts';
 import { renderUblDom } from './support/ubl-dom.ts';
 import { fmtMs, perSecond, summarize } from './support/stats.ts';
 import { formatTable, markdownTable, type Cell } from './support/table.ts';
@@ -35,6 +40,8 @@ const SERIAL = Math.max(10, Math.round(40 * SCALE));
 const CONCURRENT = Math.max(20, Math.round(80 * SCALE));
 const CACHED = Math.max(1000, Math.round(20_000 * SCALE));
 const UBL = Math.max(500, Math.round(5_000 * SCALE));
+// Enough distinct PDFs (66 to 80 KB each) to fill the server's default 16 MiB cache at scale 1.
+const RENDERS = Math.max(20, Math.round(300 * SCALE)) & ~1;
 
 const LINES: LineSpec[] = [
   ['Audit des comptes annuels 2025', '1', '18500', '20'],
@@ -47,38 +54,41 @@ const source = makeSource({ lines: LINES });
 const localeOf = (i: number): DocumentLocale => (i % 2 === 0 ? 'fr' : 'ar');
 
 /**
- * Memory (MiB) of this process and every process below it (Chromium's), as
- * PSS: pages shared between Chromium's processes counted once, shared out,
- * which RSS would count in every process. RSS summed is shown beside it.
+ * The server's memory with its warm browser: `src/main.ts` as `npm start`
+ * runs it (the TypeScript loader included), on a database of its own, after
+ * it printed RENDERS distinct PDFs (one-page invoices, fr and ar, 4 at a
+ * time, through HTTP: every one a render, none from the cache), which fill
+ * its cache.
  */
-function treeMemoryMiB(): { pss: number; rss: number; node: number } {
-  const parent = new Map<number, number>();
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      parent.set(Number(name), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
-    } catch {
-      // exited meanwhile
+async function serverMemory(): Promise<TreeMemory & { renders: number; pdfBytes: number }> {
+  const pgServer = await startBenchServer();
+  const database = await createBenchDatabase(pgServer, { poolSize: 2, prefix: 'bench_documents' });
+  let server: ServerProcess | null = null;
+  try {
+    server = await startProcess('src/main.ts', await freePort(), { DATABASE_URL: database.url, LOG_LEVEL: 'warn', SERVICE_MODE: 'test' });
+    const t = await tenant(database, '000000000000002');
+    const auth = { authorization: `Bearer ${t.secret}` };
+    const api = `${server.url}/api/v1`;
+    const customer = (await expectStatus(request(`${api}/customers`, 'POST', { name: 'Client Casablanca SA', type: 'b2b', ice: '000000000000003' }, auth), 201)).body.data;
+    const items = LINES.map(([description, quantity, unit_price, tax_rate]) => ({ description, quantity: Number(quantity), unit_price: Number(unit_price), tax_rate: Number(tax_rate) }));
+    const ids: string[] = [];
+    for (let i = 0; i < RENDERS / 2; i++) {
+      const draft = (await expectStatus(request(`${api}/invoices`, 'POST', { customer_id: customer.id, issue_date: '2026-03-14', items }, auth), 201)).body.data;
+      await expectStatus(request(`${api}/invoices/${draft.id}/finalize`, 'POST', {}, auth), 200);
+      ids.push(draft.id);
     }
+    let pdfBytes = 0;
+    await runConcurrently(ids.length * 2, 4, async (i) => {
+      const res = await request(`${api}/invoices/${ids[i >> 1]}/pdf?locale=${localeOf(i)}`, 'GET', undefined, auth);
+      if (res.status !== 200) throw new Error(`PDF: HTTP ${res.status}`);
+      pdfBytes += res.bytes;
+    });
+    return { ...treeMemoryMiB(server.pid), renders: ids.length * 2, pdfBytes };
+  } finally {
+    await server?.stop();
+    await database.drop();
+    await pgServer.stop();
   }
-  const inTree = (pid: number): boolean => pid === process.pid || (pid > 1 && parent.has(pid) && inTree(parent.get(pid)!));
-  let pss = 0;
-  let rss = 0;
-  let node = 0;
-  for (const pid of parent.keys()) {
-    if (!inTree(pid)) continue;
-    try {
-      const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
-      const own = Number(/^Pss:\s+(\d+) kB/m.exec(rollup)?.[1] ?? 0);
-      pss += own;
-      if (pid === process.pid) node = own;
-      rss += Number(/^Rss:\s+(\d+) kB/m.exec(rollup)?.[1] ?? 0);
-    } catch {
-      // exited meanwhile
-    }
-  }
-  return { pss: pss / 1024, rss: rss / 1024, node: node / 1024 };
 }
 
 async function measure(printer: PdfPrinter) {
@@ -111,7 +121,6 @@ export async function run(): Promise<void> {
     const avg = (pick: (h: { naive: Measured; warm: Measured }) => number) => (pick(halves[0]) + pick(halves[1])) / 2;
     const naive = { p50: avg((h) => h.naive.p50), p90: avg((h) => h.naive.p90), perSecond: avg((h) => h.naive.perSecond), p50at4: avg((h) => h.naive.p50at4) };
     const warm = { p50: avg((h) => h.warm.p50), p90: avg((h) => h.warm.p90), perSecond: avg((h) => h.warm.perSecond), p50at4: avg((h) => h.warm.p50at4) };
-    const memory = treeMemoryMiB();
 
     const cache = new DocumentCache(64 * 1024 * 1024);
     const render = () => renderPdf(warmPrinter, source, 'fr');
@@ -133,7 +142,8 @@ export async function run(): Promise<void> {
     const ublPerSecond = (ubl.ours[0] + ubl.ours[1]) / 2;
     const ublBaseline = (ubl.dom[0] + ubl.dom[1]) / 2;
 
-    const version = (await warmPrinter.browser()).version();
+    const memory = await serverMemory();
+    const version = warmPrinter.status().version;
     const x = (a: number, b: number) => `${(a / b).toFixed(2)}x`;
     const rows: Cell[][] = [
       ['render p50, serial, fr/ar (ms)', fmtMs(naive.p50), fmtMs(warm.p50), x(naive.p50, warm.p50), '<= 60'],
@@ -141,14 +151,16 @@ export async function run(): Promise<void> {
       ['PDFs/s at concurrency 4', naive.perSecond.toFixed(1), warm.perSecond.toFixed(1), x(warm.perSecond, naive.perSecond), '>= 15'],
       ['render p50 at concurrency 4 (ms)', fmtMs(naive.p50at4), fmtMs(warm.p50at4), x(naive.p50at4, warm.p50at4), ''],
       ['cached p50 (ms)', fmtMs(naive.p50), fmtMs(cached.p50), x(naive.p50, cached.p50), '<= 5'],
-      ['memory, process + Chromium, PSS (MiB)', '', memory.pss.toFixed(0), '', '< 400'],
-      ['  of which this Node process (MiB)', '', memory.node.toFixed(0), '', ''],
-      ['  the same as summed RSS (MiB)', '', memory.rss.toFixed(0), '', ''],
+      [`server + its Chromium after ${memory.renders} PDFs, PSS (MiB)`, '', memory.pss.toFixed(0), '', '< 400'],
+      ['  of which the server\'s Node process (MiB)', '', memory.root.toFixed(0), '', ''],
+      [`  the same as summed RSS, ${memory.processes} processes (MiB)`, '', memory.rss.toFixed(0), '', ''],
+      ['  the PDFs printed, in all (MiB; the cache keeps 16)', '', (memory.pdfBytes / 2 ** 20).toFixed(1), '', ''],
       ['UBL documents/s (naive: xmlbuilder2 DOM)', ublBaseline.toFixed(0), ublPerSecond.toFixed(0), x(ublPerSecond, ublBaseline), '>= 500'],
     ];
     const headers = ['measure', 'naive', 'this', 'ratio', 'target'];
-    console.log(`Chromium ${version}; per half: ${SERIAL} serial and ${CONCURRENT} concurrent renders, two halves each; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+    console.log(`Chromium ${version} (${warmPrinter.status().executable}); per half: ${SERIAL} serial and ${CONCURRENT} concurrent renders, two halves each; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
     console.log(formatTable(headers, rows));
+    console.log(`the server's processes (PSS, MiB): ${memory.each.map((p) => `${p.name} ${p.pss.toFixed(0)}`).join(', ')}`);
     console.log(`\n${markdownTable(headers, rows)}`);
   } finally {
     await warmPrinter.close();

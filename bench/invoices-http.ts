@@ -10,6 +10,8 @@ import http from 'node:http';
 export interface Reply {
   status: number;
   body: any;
+  /** The body's length on the wire. */
+  bytes: number;
 }
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 128 });
@@ -24,11 +26,12 @@ export function request(url: string, method: string, body?: unknown, headers: Re
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
+          const raw = Buffer.concat(chunks);
+          const text = raw.toString('utf8');
           try {
-            resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : null });
+            resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : null, bytes: raw.length });
           } catch {
-            resolve({ status: res.statusCode ?? 0, body: text });
+            resolve({ status: res.statusCode ?? 0, body: text, bytes: raw.length });
           }
         });
         res.on('error', reject);

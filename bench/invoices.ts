@@ -18,10 +18,6 @@
  * counts; BENCH_SEED sets the list organization's size (default 100,000).
  */
 import { sql } from 'kysely';
-import { v7 as uuidv7 } from 'uuid';
-import { createAccount } from '../src/accounts/accounts.ts';
-import { insertKey } from '../src/accounts/keys.ts';
-import { bundleScopes } from '../src/accounts/scopes.ts';
 import { freePort } from '../src/db/embedded.ts';
 import { createPostgresEventStore } from '../src/eventstore/postgres.ts';
 import { comparePositions } from '../src/eventstore/types.ts';
@@ -33,29 +29,13 @@ import { expectStatus, request, startProcess, type ServerProcess } from './invoi
 import { alternating, CONCURRENCY, type Measured } from './invoices-measure.ts';
 import { BASELINE_TABLES } from './invoices-baseline.ts';
 import { seedInvoices } from './invoices-seed.ts';
+import { tenant } from './support/tenant.ts';
 
 const SCALE = Number(process.env.BENCH_SCALE ?? '1') || 1;
 const n = (count: number) => Math.max(64, Math.round(count * SCALE));
 const COUNTS = { warmup: n(300), create: n(4000), list: n(4000), alone: n(1000), seed: Number(process.env.BENCH_SEED ?? 100_000) };
 
 const items = Array.from({ length: 5 }, (_, i) => ({ description: `Prestation de conseil ${i + 1}`, quantity: i + 1, unit_price: 1250.5, tax_rate: i === 4 ? 10 : 20 }));
-
-interface Tenant {
-  organizationId: string;
-  secret: string;
-}
-
-async function tenant(database: BenchDatabase, ice: string): Promise<Tenant> {
-  const account = await createAccount(database.db, { name: 'Bench', plan: 'fiduciaire', requestsPerMinute: 100_000_000 });
-  const organizationId = uuidv7();
-  const now = new Date().toISOString();
-  await database.db.insertInto('organizations').values({
-    id: organizationId, account_id: account.id, legal_name: 'Bench SARL', ice, billing_address: JSON.stringify({ street: null, city: null, postal_code: null, country: 'MA' }),
-    api_enabled: true, archived: false, created_at: now, updated_at: now, version: 0,
-  }).execute();
-  const { secret } = await insertKey(database.db, { accountId: account.id, organizationId, scopes: bundleScopes('full_access') });
-  return { organizationId, secret };
-}
 
 async function caughtUp(database: BenchDatabase, projector: string, timeoutMs: number): Promise<void> {
   const store = await createPostgresEventStore(database.pool, database.url);

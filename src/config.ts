@@ -45,6 +45,8 @@ export interface Config {
   webhookSecretKey: Buffer | null;
   /** PDF_RENDER_TIMEOUT_MS: one PDF render is stopped after this long. */
   pdfRenderTimeoutMs: number;
+  /** PDF_CACHE_MB: rendered PDFs kept in memory, in MiB (0: only concurrent requests share a render). */
+  pdfCacheMb: number;
   /** DEMO_BOOTSTRAP: demo data on the first start of an empty test-mode database. */
   demoBootstrap: boolean;
   /** METRICS_PORT: serve /metrics on this port only (null: on PORT, beside the API). */
@@ -184,6 +186,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookTimeoutMs: parseMs(env, 'WEBHOOK_TIMEOUT_MS', 30_000, 1),
     webhookSecretKey: webhookSecretKeyFrom(env),
     pdfRenderTimeoutMs: parseMs(env, 'PDF_RENDER_TIMEOUT_MS', 20_000, 100),
+    pdfCacheMb: parseCount(env, 'PDF_CACHE_MB', 16),
     demoBootstrap: parseBool(env, 'DEMO_BOOTSTRAP') ?? true,
     metricsPort: parseOptionalPort(env, 'METRICS_PORT'),
     startedByNpm: Boolean(env.npm_lifecycle_event),

@@ -18,8 +18,16 @@
  *   PdfUnavailable, so a request is never held for ever.
  * - A browser that crashes or disconnects is forgotten; the next print
  *   launches a new one. `status()` says which state it is in (/readyz).
+ * - Every `GC_EVERY` renders a warm page's renderer collects its garbage
+ *   before the page goes back: a renderer that only prints allocates too
+ *   little to trigger its own collections, and grew from 80 to 190 MiB
+ *   over 80 renders without them (docs/performance.md, "PDF memory").
+ *
+ * Driven by puppeteer-core over a pipe (not playwright-core, which the
+ * browser tests use): its client costs the server some 25 MiB, Playwright's
+ * some 90, with everything else equal (docs/documents.md "The browser").
  */
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import puppeteer, { type Browser, type BrowserContext, type CDPSession, type Page } from 'puppeteer-core';
 import { chromiumArgs, findChromium } from './chromium.ts';
 import { shellHtml, type PrintableDocument } from './pdf-view.ts';
 
@@ -40,6 +48,8 @@ export interface PrinterStatus {
   launches: number;
   /** Warm pages opened since start (each loads the fonts once; a steady state opens none). */
   pages_opened: number;
+  /** Garbage collections asked of warm pages' renderers (one per GC_EVERY renders of a page). */
+  collections: number;
 }
 
 interface Warm {
@@ -47,6 +57,12 @@ interface Warm {
   context: BrowserContext;
   pages: PagePool;
 }
+
+/** A warm page's renderer collects its garbage after this many renders (see the header). */
+export const GC_EVERY = 16;
+
+/** What the printer keeps beside a warm page: its DevTools session (for the collections) and its renders. */
+const warmPages = new WeakMap<Page, { session: CDPSession; renders: number }>();
 
 /**
  * Up to `max` warm pages of one context. `acquire` hands out an idle page,
@@ -103,9 +119,15 @@ class PagePool {
   }
 }
 
+/** Size, margins and the footer come from the page's own @page rules. */
+async function pdfOf(page: Page): Promise<Buffer> {
+  const bytes = await page.pdf({ printBackground: true, preferCSSPageSize: true });
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
 export class PdfPrinter {
   private warm: Promise<Warm> | null = null;
-  private state: PrinterStatus = { state: 'not_started', executable: null, version: null, error: null, blocked_requests: 0, launches: 0, pages_opened: 0 };
+  private state: PrinterStatus = { state: 'not_started', executable: null, version: null, error: null, blocked_requests: 0, launches: 0, pages_opened: 0, collections: 0 };
   private closed = false;
 
   constructor(private readonly options: { chromiumPath: string | null; timeoutMs: number; newContextPerPrint?: boolean; pages?: number }) {}
@@ -126,17 +148,32 @@ export class PdfPrinter {
         throw new PdfUnavailable(err.message, 'not_found');
       });
       this.state.executable = executablePath;
-      const browser = await chromium.launch({ executablePath, headless: true, args: chromiumArgs(), timeout: 30_000 }).catch((err: Error) => {
-        throw new PdfUnavailable(`Chromium (${executablePath}) did not start: ${err.message.split('\n')[0]}`, 'launch_failed');
-      });
+      const browser = await puppeteer
+        .launch({
+          executablePath,
+          headless: true,
+          pipe: true, // no DevTools port open on the machine
+          args: chromiumArgs(),
+          timeout: 30_000,
+          // The process's own shutdown closes the printer; puppeteer's handlers would race it.
+          handleSIGINT: false,
+          handleSIGTERM: false,
+          handleSIGHUP: false,
+        })
+        .catch((err: Error) => {
+          throw new PdfUnavailable(`Chromium (${executablePath}) did not start: ${err.message.split('\n')[0]}`, 'launch_failed');
+        });
       browser.on('disconnected', () => {
         if (this.warm === attempt) this.warm = null;
         if (!this.closed) Object.assign(this.state, { state: 'unavailable', error: 'Chromium exited; it is relaunched on the next render' });
       });
-      const context = await this.newContext(browser);
+      // The tab a browser starts with holds a renderer (some 18 MiB) that would never print.
+      for (const blank of await browser.pages()) await blank.close();
+      const context = await browser.createBrowserContext();
       const pages = new PagePool(this.options.pages ?? 2, () => this.openWarmPage(context));
+      const version = (await browser.version()).replace(/^[^/]*\//, ''); // "HeadlessChrome/156.0..." -> "156.0..."
       this.state.launches++;
-      Object.assign(this.state, { state: 'ready', version: browser.version(), error: null });
+      Object.assign(this.state, { state: 'ready', version, error: null });
       return { browser, context, pages };
     })();
     attempt.catch((err: Error) => {
@@ -146,13 +183,29 @@ export class PdfPrinter {
     return attempt;
   }
 
-  private async newContext(browser: Browser): Promise<BrowserContext> {
-    const context = await browser.newContext({ offline: true, javaScriptEnabled: false, serviceWorkers: 'block' });
-    await context.route('**/*', (route) => {
-      this.state.blocked_requests++;
-      return route.abort('blockedbyclient');
+  /**
+   * A page of `context` that runs no script of its own, is offline, and
+   * whose every request is refused (data: URIs, the inlined fonts, are not
+   * requests; the browser reads them in place).
+   */
+  private async newPage(context: BrowserContext): Promise<Page> {
+    const page = await context.newPage().catch((err: Error) => {
+      throw new PdfUnavailable(`Chromium could not open a page: ${err.message.split('\n')[0]}`, 'crashed');
     });
-    return context;
+    try {
+      await page.setJavaScriptEnabled(false);
+      await page.setOfflineMode(true);
+      await page.setRequestInterception(true);
+      page.on('request', (request) => {
+        if (request.url().startsWith('data:')) return;
+        this.state.blocked_requests++;
+        void request.abort('blockedbyclient').catch(() => {});
+      });
+      return page;
+    } catch (err) {
+      void page.close().catch(() => {});
+      throw err;
+    }
   }
 
   /**
@@ -161,12 +214,11 @@ export class PdfPrinter {
    * life, instead of with every invoice.
    */
   private async openWarmPage(context: BrowserContext): Promise<Page> {
-    const page = await context.newPage().catch((err: Error) => {
-      throw new PdfUnavailable(`Chromium could not open a page: ${err.message.split('\n')[0]}`, 'crashed');
-    });
+    const page = await this.newPage(context);
     try {
       await page.setContent(shellHtml(), { waitUntil: 'load', timeout: this.options.timeoutMs });
       await page.evaluate(() => Promise.all([...document.fonts].map((face) => face.load())).then(() => undefined));
+      warmPages.set(page, { session: await page.createCDPSession(), renders: 0 });
       this.state.pages_opened++;
       return page;
     } catch (err) {
@@ -189,18 +241,15 @@ export class PdfPrinter {
   /** HTML (self-contained, with its @page rules) -> PDF bytes. */
   async print(html: string): Promise<Buffer> {
     const warm = await this.ready();
-    const context = this.options.newContextPerPrint ? await this.newContext(warm.browser) : warm.context;
-    const page = await context.newPage().catch((err: Error) => {
-      throw new PdfUnavailable(`Chromium could not open a page: ${err.message.split('\n')[0]}`, 'crashed');
-    });
+    const context = this.options.newContextPerPrint ? await warm.browser.createBrowserContext() : warm.context;
+    const page = await this.newPage(context);
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new PdfUnavailable(`the render took longer than ${this.options.timeoutMs} ms and was stopped`, 'timeout')), this.options.timeoutMs);
     });
     const work = (async () => {
       await page.setContent(html, { waitUntil: 'load', timeout: this.options.timeoutMs });
-      // Size, margins and the footer come from the page's own @page rules.
-      return page.pdf({ printBackground: true, preferCSSPageSize: true });
+      return pdfOf(page);
     })();
     try {
       return await Promise.race([work, timeout]);
@@ -209,7 +258,7 @@ export class PdfPrinter {
         if (err.reason === 'timeout') this.abandon(warm, page);
         throw err;
       }
-      if (!warm.browser.isConnected()) throw new PdfUnavailable('Chromium exited during the render; it is relaunched on the next request', 'crashed');
+      if (!warm.browser.connected) throw new PdfUnavailable('Chromium exited during the render; it is relaunched on the next request', 'crashed');
       throw err;
     } finally {
       clearTimeout(timer);
@@ -242,7 +291,7 @@ export class PdfPrinter {
         void document.body.offsetHeight;
         await document.fonts.ready;
       }, doc);
-      return page.pdf({ printBackground: true, preferCSSPageSize: true });
+      return pdfOf(page);
     })();
     let outcome: 'printed' | 'abandoned' | 'failed' = 'failed';
     try {
@@ -257,14 +306,38 @@ export class PdfPrinter {
         }
         throw err;
       }
-      if (!warm.browser.isConnected()) throw new PdfUnavailable('Chromium exited during the render; it is relaunched on the next request', 'crashed');
+      if (!warm.browser.connected) throw new PdfUnavailable('Chromium exited during the render; it is relaunched on the next request', 'crashed');
       throw err;
     } finally {
       clearTimeout(timer);
       work.catch(() => {}); // a late failure of an abandoned render is not an unhandled rejection
-      if (outcome === 'printed') warm.pages.release(page);
+      if (outcome === 'printed') this.putBack(warm, page);
       else warm.pages.discard(page, outcome === 'failed'); // abandon() closes a hung page itself
     }
+  }
+
+  /**
+   * A page after a clean render goes back to the pool; every GC_EVERY-th
+   * render of a page, only once its renderer collected its garbage (some 30
+   * ms, after the PDF went to its caller). A collection that fails or takes
+   * longer than a render may costs the page, not the next render.
+   */
+  private putBack(warm: Warm, page: Page): void {
+    const kept = warmPages.get(page);
+    if (!kept || ++kept.renders % GC_EVERY !== 0) return warm.pages.release(page);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('collection timed out')), this.options.timeoutMs);
+    });
+    void Promise.race([kept.session.send('HeapProfiler.collectGarbage'), late])
+      .then(
+        () => {
+          this.state.collections++;
+          warm.pages.release(page);
+        },
+        () => warm.pages.discard(page),
+      )
+      .finally(() => clearTimeout(timer));
   }
 
   /** A hung page: close it; if even that does not finish, drop the whole browser. */

@@ -24,7 +24,10 @@ export interface DocumentServiceOptions {
   chromiumPath: string | null;
   /** A render that takes longer is stopped and answered 503 (default 20 s). */
   renderTimeoutMs?: number;
-  /** Cache budget in bytes (default 64 MiB: about 1,500 one-page invoices). */
+  /**
+   * Cache budget in bytes (default 16 MiB: some 230 one-page invoices of 66 to 80 KB; the server with its
+   * warm browser and a full cache stays under 400 MiB, docs/performance.md "PDF memory").
+   */
   cacheBytes?: number;
   /** The naive baseline of the benchmark: a new browser context per render and no cache. */
   naive?: boolean;
@@ -46,7 +49,7 @@ export class DocumentService {
 
   constructor(private readonly deps: { pool: pg.Pool; db: Kysely<Database>; store: EventStore }, private readonly options: DocumentServiceOptions) {
     this.printer = new PdfPrinter({ chromiumPath: options.chromiumPath, timeoutMs: options.renderTimeoutMs ?? 20_000, newContextPerPrint: options.naive });
-    this.cache = new DocumentCache(options.cacheBytes ?? 64 * 1024 * 1024);
+    this.cache = new DocumentCache(options.cacheBytes ?? 16 * 1024 * 1024);
   }
 
   private async issued(organizationId: string, invoiceId: string, unavailable: 'PDF_NOT_AVAILABLE' | 'XML_NOT_AVAILABLE'): Promise<DocumentSource> {

@@ -169,9 +169,9 @@ describe('documents: GET /invoices/{id}/pdf and /xml', function () {
     const launches = service.printer.status().launches;
 
     const browser = await service.printer.browser();
-    const cdp = await browser.newBrowserCDPSession();
+    const cdp = await browser.target().createCDPSession();
     await cdp.send('Browser.crash').catch(() => {}); // the connection dies with the browser
-    await until(() => !browser.isConnected(), 30_000);
+    await until(() => !browser.connected, 30_000);
     ready = await (await fetch(`${server.root}/readyz`)).json();
     expect(ready.status).to.equal('ready'); // the rest of the API is fine
     expect(ready.checks.pdf.state).to.equal('unavailable');
