@@ -9,14 +9,14 @@ import { accessSync, constants } from 'node:fs';
 
 /**
  * Debian's headless shell first (package chromium-headless-shell: the same
- * Blink without the desktop browser around it; its processes take some 100
+ * Blink without the desktop browser around it; its processes take some 180
  * MiB less and it prints faster, docs/performance.md "PDF memory"), the real
- * binary rather than /usr/bin's shell wrapper, which would stay as the
- * parent process; then the full browsers.
+ * binary: the package's /usr/bin/chromium-headless-shell is a shell script
+ * that runs it without exec, so it would stay as the browser's parent
+ * process; then the full browsers.
  */
 const SYSTEM_CANDIDATES = [
   '/usr/lib/chromium/chromium-headless-shell',
-  '/usr/bin/chromium-headless-shell',
   '/usr/bin/chromium',
   '/usr/bin/chromium-browser',
   '/usr/bin/google-chrome-stable',
@@ -54,7 +54,7 @@ export async function findChromium(configured: string | null): Promise<string> {
   } catch {
     // not installed: fall through to the error below
   }
-  throw new ChromiumNotFound(`no Chromium found: set CHROMIUM_PATH, or install Debian's chromium (looked for ${SYSTEM_CANDIDATES.join(', ')}) or the npm package @sparticuz/chromium`);
+  throw new ChromiumNotFound(`no Chromium found: set CHROMIUM_PATH, or install Debian's chromium-headless-shell or chromium (looked for ${SYSTEM_CANDIDATES.join(', ')}) or the npm package @sparticuz/chromium`);
 }
 
 /** Command-line switches for a headless, offline, reproducible Chromium. */

@@ -1,8 +1,8 @@
 /**
  * One warm Chromium per process, printing HTML to PDF.
  *
- * - Launched on the first print and kept, with one shared browser context
- *   that aborts every request (and is offline): a document is
+ * - Launched on the first print and kept. Every page it opens is offline,
+ *   runs no script of its own and has every request aborted: a document is
  *   self-contained, so anything that tries to load is a bug or an
  *   injection, never a fetch.
  * - Invoices (`printDocument`) go to warm pages: a few pages (`pages`, 2 by
@@ -22,6 +22,9 @@
  *   before the page goes back: a renderer that only prints allocates too
  *   little to trigger its own collections, and grew from 80 to 190 MiB
  *   over 80 renders without them (docs/performance.md, "PDF memory").
+ * - PDFs are untagged, as Playwright printed them: Puppeteer tags them by
+ *   default, which doubles a one-page invoice (26 -> 50 KB) and costs a
+ *   third more time, for a structure tree no invoice reader uses.
  *
  * Driven by puppeteer-core over a pipe (not playwright-core, which the
  * browser tests use): its client costs the server some 25 MiB, Playwright's
@@ -119,9 +122,13 @@ class PagePool {
   }
 }
 
-/** Size, margins and the footer come from the page's own @page rules. */
-async function pdfOf(page: Page): Promise<Buffer> {
-  const bytes = await page.pdf({ printBackground: true, preferCSSPageSize: true });
+/**
+ * Size, margins and the footer come from the page's own @page rules.
+ * Untagged (see the header). `fontsLoaded`: the caller waited for the
+ * page's fonts already (warm pages), so Puppeteer need not again.
+ */
+async function pdfOf(page: Page, fontsLoaded = false): Promise<Buffer> {
+  const bytes = await page.pdf({ printBackground: true, preferCSSPageSize: true, tagged: false, outline: false, waitForFonts: !fontsLoaded });
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
@@ -151,7 +158,9 @@ export class PdfPrinter {
       const browser = await puppeteer
         .launch({
           executablePath,
-          headless: true,
+          // The headless shell is headless by construction ('shell': the plain --headless switch); a full Chromium
+          // runs its new headless mode.
+          headless: /headless[-_]shell/.test(executablePath) ? 'shell' : true,
           pipe: true, // no DevTools port open on the machine
           args: chromiumArgs(),
           timeout: 30_000,
@@ -163,18 +172,24 @@ export class PdfPrinter {
         .catch((err: Error) => {
           throw new PdfUnavailable(`Chromium (${executablePath}) did not start: ${err.message.split('\n')[0]}`, 'launch_failed');
         });
-      browser.on('disconnected', () => {
-        if (this.warm === attempt) this.warm = null;
-        if (!this.closed) Object.assign(this.state, { state: 'unavailable', error: 'Chromium exited; it is relaunched on the next render' });
-      });
-      // The tab a browser starts with holds a renderer (some 18 MiB) that would never print.
-      for (const blank of await browser.pages()) await blank.close();
-      const context = await browser.createBrowserContext();
-      const pages = new PagePool(this.options.pages ?? 2, () => this.openWarmPage(context));
-      const version = (await browser.version()).replace(/^[^/]*\//, ''); // "HeadlessChrome/156.0..." -> "156.0..."
-      this.state.launches++;
-      Object.assign(this.state, { state: 'ready', version, error: null });
-      return { browser, context, pages };
+      try {
+        browser.on('disconnected', () => {
+          if (this.warm === attempt) this.warm = null;
+          if (!this.closed) Object.assign(this.state, { state: 'unavailable', error: 'Chromium exited; it is relaunched on the next render' });
+        });
+        // The tab a browser starts with holds a renderer (some 18 MiB) that would never print.
+        for (const blank of await browser.pages()) await blank.close();
+        const context = await browser.createBrowserContext();
+        const pages = new PagePool(this.options.pages ?? 2, () => this.openWarmPage(context));
+        const version = (await browser.version()).replace(/^[^/]*\//, ''); // "HeadlessChrome/156.0..." -> "156.0..."
+        this.state.launches++;
+        Object.assign(this.state, { state: 'ready', version, error: null });
+        return { browser, context, pages };
+      } catch (err) {
+        // A browser that started but could not be set up is not left running.
+        await browser.close().catch(() => {});
+        throw new PdfUnavailable(`Chromium (${executablePath}) started but could not be set up: ${(err as Error).message.split('\n')[0]}`, 'launch_failed');
+      }
     })();
     attempt.catch((err: Error) => {
       if (this.warm === attempt) this.warm = null;
@@ -193,6 +208,8 @@ export class PdfPrinter {
       throw new PdfUnavailable(`Chromium could not open a page: ${err.message.split('\n')[0]}`, 'crashed');
     });
     try {
+      // Our own timeout (timeoutMs, PdfUnavailable 'timeout') governs; Puppeteer's default of 30 s must not come first.
+      page.setDefaultTimeout(this.options.timeoutMs);
       await page.setJavaScriptEnabled(false);
       await page.setOfflineMode(true);
       await page.setRequestInterception(true);
@@ -242,7 +259,10 @@ export class PdfPrinter {
   async print(html: string): Promise<Buffer> {
     const warm = await this.ready();
     const context = this.options.newContextPerPrint ? await warm.browser.createBrowserContext() : warm.context;
-    const page = await this.newPage(context);
+    const page = await this.newPage(context).catch((err: unknown) => {
+      if (context !== warm.context) void context.close().catch(() => {});
+      throw err;
+    });
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new PdfUnavailable(`the render took longer than ${this.options.timeoutMs} ms and was stopped`, 'timeout')), this.options.timeoutMs);
@@ -291,7 +311,7 @@ export class PdfPrinter {
         void document.body.offsetHeight;
         await document.fonts.ready;
       }, doc);
-      return pdfOf(page);
+      return pdfOf(page, true);
     })();
     let outcome: 'printed' | 'abandoned' | 'failed' = 'failed';
     try {
@@ -326,14 +346,19 @@ export class PdfPrinter {
     const kept = warmPages.get(page);
     if (!kept || ++kept.renders % GC_EVERY !== 0) return warm.pages.release(page);
     let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error('collection timed out')), this.options.timeoutMs);
+    const late = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), this.options.timeoutMs).unref();
     });
-    void Promise.race([kept.session.send('HeapProfiler.collectGarbage'), late])
+    void Promise.race([kept.session.send('HeapProfiler.collectGarbage').then(() => 'done' as const), late])
       .then(
-        () => {
-          this.state.collections++;
-          warm.pages.release(page);
+        (outcome) => {
+          if (outcome === 'done') {
+            this.state.collections++;
+            return warm.pages.release(page);
+          }
+          // A renderer that does not finish a collection is hung: treated as a hung render.
+          this.abandon(warm, page);
+          warm.pages.discard(page, false);
         },
         () => warm.pages.discard(page),
       )

@@ -25,8 +25,8 @@ export interface DocumentServiceOptions {
   /** A render that takes longer is stopped and answered 503 (default 20 s). */
   renderTimeoutMs?: number;
   /**
-   * Cache budget in bytes (default 16 MiB: some 230 one-page invoices of 66 to 80 KB; the server with its
-   * warm browser and a full cache stays under 400 MiB, docs/performance.md "PDF memory").
+   * Cache budget in bytes (default 16 MiB: some 400 one-page invoices of 26 to 48 KB: a small part of the
+   * server's memory with its warm browser, some 480 MiB, docs/performance.md "PDF memory").
    */
   cacheBytes?: number;
   /** The naive baseline of the benchmark: a new browser context per render and no cache. */

@@ -57,6 +57,14 @@ export async function pdfFonts(pdf: Buffer): Promise<FontRow[]> {
   });
 }
 
+/** pdfinfo's fields ("Tagged", "Pages", ...). */
+export async function pdfInfo(pdf: Buffer): Promise<Record<string, string>> {
+  return withFile(pdf, async (file) => {
+    const { stdout } = await run('pdfinfo', [file]);
+    return Object.fromEntries(stdout.trim().split('\n').map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 1).trim()]));
+  });
+}
+
 /** The first page as PNG at `dpi`. */
 export async function firstPagePng(pdf: Buffer, dpi: number): Promise<Buffer> {
   return withFile(pdf, async (file, dir) => {

@@ -17,7 +17,7 @@ import { GC_EVERY, PdfPrinter, PdfUnavailable } from '../../src/documents/printe
 import { invoiceDocument, invoiceHtml, invoiceView } from '../../src/documents/pdf-view.ts';
 import { renderPdf } from '../../src/documents/service.ts';
 import { makeSource, manyLines, type LineSpec } from './fixtures.ts';
-import { arabicKey, firstPagePng, normalize, pdfFonts, pdfPages } from './pdf-support.ts';
+import { arabicKey, firstPagePng, normalize, pdfFonts, pdfInfo, pdfPages } from './pdf-support.ts';
 
 const LINES: LineSpec[] = [
   ['Audit des comptes annuels 2025', '1', '18500', '20'],
@@ -81,6 +81,13 @@ describe('documents: PDF', function () {
         expect(f.name).to.match(/\+(NotoSans|NotoNaskhArabic)-/);
       }
       if (locale === 'ar') expect(fonts.some((f) => f.name.includes('NotoNaskhArabic'))).to.equal(true);
+    }
+  });
+
+  it('prints untagged PDFs (as small as the invoice allows: a tagged one-page invoice is twice the size)', async () => {
+    for (const locale of ['fr', 'ar'] as const) {
+      const pdf = await renderPdf(printer, sample(), locale);
+      expect((await pdfInfo(pdf)).Tagged, locale).to.equal('no');
     }
   });
 
@@ -233,7 +240,7 @@ describe('documents: PDF', function () {
       }
     });
 
-    it('a warm page makes no request either (the shell\'s CSP refuses them, the context\'s route aborts any other)', async () => {
+    it('a warm page makes no request either (the shell\'s CSP refuses them, request interception aborts any other)', async () => {
       let hits = 0;
       const server = http.createServer((_req, res) => {
         hits++;
