@@ -116,10 +116,20 @@ class PagePool {
     this.open--;
     this.waiting.shift()?.();
   }
+}
 
-  get size(): number {
-    return this.open;
-  }
+/** Whether `target` closed within two seconds (a hung page or browser may never answer). */
+function closedWithin(target: { close(): Promise<void> }): Promise<boolean> {
+  const closed = target.close().then(() => true, () => false);
+  const grace = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 2000).unref());
+  return Promise.race([closed, grace]);
+}
+
+/** Ends a browser at once (SIGKILL; Chromium's other processes follow their parent's pipe). */
+function kill(browser: Browser): void {
+  const child = browser.process();
+  if (child && child.exitCode === null) child.kill('SIGKILL');
+  else void browser.close().catch(() => {});
 }
 
 /**
@@ -164,6 +174,9 @@ export class PdfPrinter {
           pipe: true, // no DevTools port open on the machine
           args: chromiumArgs(),
           timeout: 30_000,
+          // Every DevTools call ends some time after our own render timeout (not at Puppeteer's 180 s), so a
+          // hung call outside a render (opening a warm page) cannot hold a request longer either.
+          protocolTimeout: this.options.timeoutMs + 10_000,
           // The process's own shutdown closes the printer; puppeteer's handlers would race it.
           handleSIGINT: false,
           handleSIGTERM: false,
@@ -186,8 +199,8 @@ export class PdfPrinter {
         Object.assign(this.state, { state: 'ready', version, error: null });
         return { browser, context, pages };
       } catch (err) {
-        // A browser that started but could not be set up is not left running.
-        await browser.close().catch(() => {});
+        // A browser that started but could not be set up is not left running (killed: it may not answer a close).
+        kill(browser);
         throw new PdfUnavailable(`Chromium (${executablePath}) started but could not be set up: ${(err as Error).message.split('\n')[0]}`, 'launch_failed');
       }
     })();
@@ -240,7 +253,8 @@ export class PdfPrinter {
       return page;
     } catch (err) {
       void page.close().catch(() => {});
-      throw err;
+      if (err instanceof PdfUnavailable) throw err;
+      throw new PdfUnavailable(`Chromium could not prepare a page: ${(err as Error).message.split('\n')[0]}`, 'crashed');
     }
   }
 
@@ -263,26 +277,12 @@ export class PdfPrinter {
       if (context !== warm.context) void context.close().catch(() => {});
       throw err;
     });
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new PdfUnavailable(`the render took longer than ${this.options.timeoutMs} ms and was stopped`, 'timeout')), this.options.timeoutMs);
-    });
-    const work = (async () => {
-      await page.setContent(html, { waitUntil: 'load', timeout: this.options.timeoutMs });
-      return pdfOf(page);
-    })();
     try {
-      return await Promise.race([work, timeout]);
-    } catch (err) {
-      if (err instanceof PdfUnavailable) {
-        if (err.reason === 'timeout') this.abandon(warm, page);
-        throw err;
-      }
-      if (!warm.browser.connected) throw new PdfUnavailable('Chromium exited during the render; it is relaunched on the next request', 'crashed');
-      throw err;
+      return await this.render(warm, page, async () => {
+        await page.setContent(html, { waitUntil: 'load' });
+        return pdfOf(page);
+      });
     } finally {
-      clearTimeout(timer);
-      work.catch(() => {}); // a late failure of an abandoned render is not an unhandled rejection
       if (!page.isClosed()) void page.close().catch(() => {});
       if (this.options.newContextPerPrint && context !== warm.context) void context.close().catch(() => {});
     }
@@ -295,44 +295,57 @@ export class PdfPrinter {
   async printDocument(doc: PrintableDocument): Promise<Buffer> {
     const warm = await this.ready();
     const page = await warm.pages.acquire();
+    let outcome: 'printed' | 'abandoned' | 'failed' = 'failed';
+    try {
+      const pdf = await this.render(warm, page, async () => {
+        await page.evaluate(async ({ lang, dir, title, style, body }) => {
+          const root = document.documentElement;
+          root.lang = lang;
+          root.dir = dir;
+          document.title = title;
+          document.getElementById('document-style')!.textContent = style;
+          document.body.innerHTML = body;
+          // Every face is loaded already (openWarmPage); wait anyway should a layout ask for one.
+          void document.body.offsetHeight;
+          await document.fonts.ready;
+        }, doc);
+        return pdfOf(page, true);
+      });
+      outcome = 'printed';
+      return pdf;
+    } catch (err) {
+      if (err instanceof PdfUnavailable && err.reason === 'timeout') outcome = 'abandoned';
+      throw err;
+    } finally {
+      if (outcome === 'printed') this.putBack(warm, page);
+      else warm.pages.discard(page, outcome === 'failed'); // abandon() closes a hung page itself
+    }
+  }
+
+  /**
+   * `work` on `page`, bounded by the render timeout: past it the page is
+   * abandoned (closed, the browser killed if even that hangs) and the caller
+   * gets PdfUnavailable 'timeout'; a failure because the browser went away
+   * is PdfUnavailable 'crashed'.
+   */
+  private async render<T>(warm: Warm, page: Page, work: () => Promise<T>): Promise<T> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new PdfUnavailable(`the render took longer than ${this.options.timeoutMs} ms and was stopped`, 'timeout')), this.options.timeoutMs);
     });
-    const work = (async () => {
-      await page.evaluate(async ({ lang, dir, title, style, body }) => {
-        const root = document.documentElement;
-        root.lang = lang;
-        root.dir = dir;
-        document.title = title;
-        document.getElementById('document-style')!.textContent = style;
-        document.body.innerHTML = body;
-        // Every face is loaded already (openWarmPage); wait anyway should a layout ask for one.
-        void document.body.offsetHeight;
-        await document.fonts.ready;
-      }, doc);
-      return pdfOf(page, true);
-    })();
-    let outcome: 'printed' | 'abandoned' | 'failed' = 'failed';
+    const running = work();
     try {
-      const pdf = await Promise.race([work, timeout]);
-      outcome = 'printed';
-      return pdf;
+      return await Promise.race([running, timeout]);
     } catch (err) {
       if (err instanceof PdfUnavailable) {
-        if (err.reason === 'timeout') {
-          outcome = 'abandoned';
-          this.abandon(warm, page);
-        }
+        if (err.reason === 'timeout') this.abandon(warm, page);
         throw err;
       }
       if (!warm.browser.connected) throw new PdfUnavailable('Chromium exited during the render; it is relaunched on the next request', 'crashed');
       throw err;
     } finally {
       clearTimeout(timer);
-      work.catch(() => {}); // a late failure of an abandoned render is not an unhandled rejection
-      if (outcome === 'printed') this.putBack(warm, page);
-      else warm.pages.discard(page, outcome === 'failed'); // abandon() closes a hung page itself
+      running.catch(() => {}); // a late failure of an abandoned render is not an unhandled rejection
     }
   }
 
@@ -365,14 +378,15 @@ export class PdfPrinter {
       .finally(() => clearTimeout(timer));
   }
 
-  /** A hung page: close it; if even that does not finish, drop the whole browser. */
-  private abandon(warm: Warm, page: { close(): Promise<void> }): void {
-    const closed = page.close().then(() => true, () => false);
-    const grace = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 2000).unref());
-    void Promise.race([closed, grace]).then((ok) => {
-      if (ok) return;
-      if (this.warm) this.warm = null;
-      void warm.browser.close().catch(() => {});
+  /**
+   * A hung page: close it; if even that does not finish, kill its browser
+   * (a hung browser may not answer a close either). Its 'disconnected'
+   * handler then forgets it, if it is still the current one: a browser
+   * launched meanwhile is left alone.
+   */
+  private abandon(warm: Warm, page: Page): void {
+    void closedWithin(page).then((ok) => {
+      if (!ok) kill(warm.browser);
     });
   }
 
@@ -380,6 +394,13 @@ export class PdfPrinter {
     this.closed = true;
     const warm = this.warm;
     this.warm = null;
-    if (warm) await warm.then((w) => w.browser.close(), () => {});
+    if (warm) {
+      await warm.then(
+        async (w) => {
+          if (!(await closedWithin(w.browser))) kill(w.browser);
+        },
+        () => {},
+      );
+    }
   }
 }

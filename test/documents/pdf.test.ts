@@ -6,7 +6,7 @@
  * the page isolated from the network. Real Chromium (CHROMIUM_PATH or the
  * system's), no mock.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
@@ -18,6 +18,7 @@ import { invoiceDocument, invoiceHtml, invoiceView } from '../../src/documents/p
 import { renderPdf } from '../../src/documents/service.ts';
 import { makeSource, manyLines, type LineSpec } from './fixtures.ts';
 import { arabicKey, firstPagePng, normalize, pdfFonts, pdfInfo, pdfPages } from './pdf-support.ts';
+import { until } from '../support/wait.ts';
 
 const LINES: LineSpec[] = [
   ['Audit des comptes annuels 2025', '1', '18500', '20'],
@@ -169,6 +170,59 @@ describe('documents: PDF', function () {
       expect(printer.status().blocked_requests).to.be.greaterThan(before);
     } finally {
       server.close();
+    }
+  });
+
+  it('a browser that hangs (stopped) is killed after the render timeout, and the next render launches another', async () => {
+    const hung = new PdfPrinter({ chromiumPath: process.env.CHROMIUM_PATH || null, timeoutMs: 1000, pages: 1 });
+    const alive = (pid: number) => {
+      try {
+        return !/^\S+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+      } catch {
+        return false;
+      }
+    };
+    const stopped: number[] = [];
+    try {
+      await renderPdf(hung, sample(), 'fr');
+      const pid = (await hung.browser()).process()!.pid!;
+      // The browser and every process below it: none can answer any more.
+      const parentOf = (p: string) => Number(readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1].split(' ')[1]);
+      const tree = new Set([pid]);
+      for (let grew = true; grew; ) {
+        grew = false;
+        for (const p of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+          try {
+            if (!tree.has(Number(p)) && tree.has(parentOf(p))) {
+              tree.add(Number(p));
+              grew = true;
+            }
+          } catch {
+            // exited meanwhile
+          }
+        }
+      }
+      for (const p of tree) {
+        process.kill(p, 'SIGSTOP');
+        stopped.push(p);
+      }
+      const err = await renderPdf(hung, sample(), 'ar').then(() => null, (e) => e);
+      expect(err).to.be.instanceOf(PdfUnavailable);
+      expect(err.reason).to.equal('timeout');
+      // The page does not close either: the browser is killed (a close would wait for an answer that never comes).
+      await until(() => !alive(pid), 10_000, 'the hung browser killed');
+      await until(() => hung.status().state === 'unavailable', 10_000, 'the printer to forget it');
+      expect((await pdfPages(await renderPdf(hung, sample(), 'en'))).join(' ')).to.include(sample().invoice.invoice_number!);
+      expect(hung.status().launches).to.equal(2);
+    } finally {
+      for (const p of stopped) {
+        try {
+          process.kill(p, 'SIGCONT'); // the rest of the old browser notices its parent is gone and exits
+        } catch {
+          // gone already
+        }
+      }
+      await hung.close();
     }
   });
 
