@@ -40,7 +40,7 @@ const SERIAL = Math.max(10, Math.round(40 * SCALE));
 const CONCURRENT = Math.max(20, Math.round(80 * SCALE));
 const CACHED = Math.max(1000, Math.round(20_000 * SCALE));
 const UBL = Math.max(500, Math.round(5_000 * SCALE));
-// Enough distinct PDFs (34 to 48 KB each) to fill the server's default 16 MiB cache (PDF_CACHE_MB) at scale 1.
+// Enough distinct PDFs (34 to 48 KB each: the benchmark's invoice has an Arabic line, so even its French PDF embeds the Arabic font) to fill the server's default 16 MiB cache (PDF_CACHE_MB) at scale 1.
 const RENDERS = Math.max(20, Math.round(500 * SCALE)) & ~1;
 
 const LINES: LineSpec[] = [
@@ -110,9 +110,8 @@ export async function run(): Promise<void> {
   const chromiumPath = process.env.CHROMIUM_PATH || null;
   const warmPrinter = new PdfPrinter({ chromiumPath, timeoutMs: 60_000 });
   try {
-    // Two interleaved halves, so noise on a shared machine hits both alike. The naive
-    // printers are closed before RSS is read: it is the warm process's memory.
     const memory = await serverMemory(); // first: see serverMemory
+    // Two interleaved halves, so noise on a shared machine hits both alike.
     const halves: { naive: Measured; warm: Measured }[] = [];
     for (let half = 0; half < 2; half++) {
       const naive = naivePrinter(chromiumPath);
@@ -155,7 +154,7 @@ export async function run(): Promise<void> {
       ['render p50 at concurrency 4 (ms)', fmtMs(naive.p50at4), fmtMs(warm.p50at4), x(naive.p50at4, warm.p50at4), ''],
       ['cached p50 (ms)', fmtMs(naive.p50), fmtMs(cached.p50), x(naive.p50, cached.p50), '<= 5'],
       [`server + its Chromium after ${memory.renders} PDFs, PSS (MiB)`, '', memory.pss.toFixed(0), '', '< 400'],
-      ['  of which the server\'s Node process (MiB)', '', memory.root.toFixed(0), '', ''],
+      ['  of which the server\'s Node process, PSS / RSS (MiB)', '', `${memory.root.toFixed(0)} / ${memory.rootRss.toFixed(0)}`, '', ''],
       [`  the same as summed RSS, ${memory.processes} processes (MiB)`, '', memory.rss.toFixed(0), '', ''],
       ['  the PDFs printed, in all (MiB; its cache: PDF_CACHE_MB, 16)', '', (memory.pdfBytes / 2 ** 20).toFixed(1), '', ''],
       ['UBL documents/s (naive: xmlbuilder2 DOM)', ublBaseline.toFixed(0), ublPerSecond.toFixed(0), x(ublPerSecond, ublBaseline), '>= 500'],

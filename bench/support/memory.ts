@@ -12,6 +12,8 @@ export interface TreeMemory {
   pss: number;
   /** The root process alone, PSS. */
   root: number;
+  /** The root process alone, RSS (shares nothing out: another process mapping the same binary lowers its PSS, not this). */
+  rootRss: number;
   /** The whole tree, RSS summed. */
   rss: number;
   processes: number;
@@ -40,7 +42,7 @@ export function treeMemoryMiB(rootPid: number): TreeMemory {
     }
   }
   const inTree = (pid: number): boolean => pid === rootPid || (pid > 1 && parent.has(pid) && inTree(parent.get(pid)!));
-  const kib = { pss: 0, root: 0, rss: 0, processes: 0 };
+  const kib = { pss: 0, root: 0, rootRss: 0, rss: 0, processes: 0 };
   const each: { name: string; pss: number }[] = [];
   for (const pid of parent.keys()) {
     if (!inTree(pid)) continue;
@@ -48,8 +50,9 @@ export function treeMemoryMiB(rootPid: number): TreeMemory {
       const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
       const pss = Number(/^Pss:\s+(\d+) kB/m.exec(rollup)?.[1] ?? 0);
       kib.pss += pss;
-      if (pid === rootPid) kib.root = pss;
-      kib.rss += Number(/^Rss:\s+(\d+) kB/m.exec(rollup)?.[1] ?? 0);
+      const rss = Number(/^Rss:\s+(\d+) kB/m.exec(rollup)?.[1] ?? 0);
+      if (pid === rootPid) [kib.root, kib.rootRss] = [pss, rss];
+      kib.rss += rss;
       kib.processes++;
       each.push({ name: processName(pid, rootPid), pss: pss / 1024 });
     } catch {
@@ -57,5 +60,5 @@ export function treeMemoryMiB(rootPid: number): TreeMemory {
     }
   }
   each.sort((a, b) => b.pss - a.pss);
-  return { pss: kib.pss / 1024, root: kib.root / 1024, rss: kib.rss / 1024, processes: kib.processes, each };
+  return { pss: kib.pss / 1024, root: kib.root / 1024, rootRss: kib.rootRss / 1024, rss: kib.rss / 1024, processes: kib.processes, each };
 }

@@ -14,7 +14,7 @@
  *   which also bounds Chromium's memory. Arbitrary HTML (`print`) gets a new
  *   page, closed afterwards.
  * - A print that takes longer than `timeoutMs` is abandoned: its page is
- *   closed (the browser too if the page will not close) and the caller gets
+ *   closed (the browser killed if the page will not close) and the caller gets
  *   PdfUnavailable, so a request is never held for ever.
  * - A browser that crashes or disconnects is forgotten; the next print
  *   launches a new one. `status()` says which state it is in (/readyz).
