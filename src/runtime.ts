@@ -33,11 +33,10 @@ export interface Runtime {
  * whichever adapter runs, without a line in the adapters.
  */
 function timedAppends(store: EventStore): EventStore {
-  const append = store.appendToStream.bind(store);
-  store.appendToStream = async (stream, events, expected) => {
+  const timed = async <T>(append: () => Promise<T>): Promise<T> => {
     const done = timeAppend(store.kind);
     try {
-      const result = await append(stream, events, expected);
+      const result = await append();
       done('ok');
       return result;
     } catch (err) {
@@ -45,6 +44,10 @@ function timedAppends(store: EventStore): EventStore {
       throw err;
     }
   };
+  const append = store.appendToStream.bind(store);
+  store.appendToStream = (stream, events, expected) => timed(() => append(stream, events, expected));
+  const appendMany = store.appendToStreams?.bind(store);
+  if (appendMany) store.appendToStreams = (appends) => timed(() => appendMany(appends));
   return store;
 }
 

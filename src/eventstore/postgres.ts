@@ -15,12 +15,14 @@ import { decodePosition, encodePosition } from './position.ts';
 import { subscribeByPolling } from './polling-subscription.ts';
 import {
   WrongExpectedVersionError,
+  comparePositions,
   type AppendResult,
   type EventStore,
   type ExpectedRevision,
   type NewEvent,
   type ReadStreamOptions,
   type RecordedEvent,
+  type StreamAppend,
   type TextLogEntry,
 } from './types.ts';
 
@@ -225,6 +227,94 @@ async function appendWithInline(
   return appendInTransaction(pool, stream, events, expected, failedAppend);
 }
 
+/**
+ * appendToStreams (types.ts): several streams' appends in one transaction,
+ * sent as one message (BEGIN, the streams' locks, one es_append per stream,
+ * COMMIT), or, when inline projections read these events, their statements
+ * and COMMIT after it. The streams' advisory locks are all taken first, in the order of
+ * their keys: es_append's rule (migration 0100) that a stream's lock comes
+ * before the transaction's first write (the log's order is the xid's, taken
+ * at that write) must hold for every stream of the transaction, and one
+ * order for everyone makes two multi-stream appends unable to deadlock.
+ * On a conflict the streams' heads are read to name the one that moved.
+ */
+async function appendMany(pool: pg.Pool, appends: StreamAppend[], inline: InlineProjections | undefined): Promise<AppendResult[]> {
+  if (appends.length === 0 || appends.some((a) => a.events.length === 0)) throw new TypeError('appendToStreams needs at least one event per stream');
+  const streams = appends.map((a) => a.stream);
+  if (new Set(streams).size !== streams.length) throw new TypeError('appendToStreams takes each stream once');
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  let failed: unknown = null;
+  try {
+    const literal = (v: string) => client.escapeLiteral(v);
+    const inlined = appends.map((a) => inline !== undefined && a.events.some((e) => inline.handles(e.type)));
+    // Without inline rows to write, COMMIT goes in the same message: the whole append is one round trip.
+    const withInline = inlined.includes(true);
+    let rows: any[] = [];
+    try {
+      const results = (await client.query(
+        `begin;
+         select count(pg_advisory_xact_lock(1163084112, k)) from (select distinct hashtext(s) as k from unnest(array[${streams.map(literal).join(',')}]::text[]) s order by k) keys;
+         ${appends
+           .map(
+             (a, i) =>
+               `select last_revision, last_transaction, last_position, now() as at from es_append(${literal(a.stream)}, ${expectedCode(a.expected)}, ${literal(appendPayload(a.stream, a.events))}::jsonb, ${inlined[i]});`,
+           )
+           .join('\n')}
+         ${withInline ? '' : 'commit;'}`,
+      )) as unknown as pg.QueryResult[];
+      rows = results.slice(2, 2 + appends.length).map((r) => r.rows[0]);
+    } catch (err) {
+      await client.query('rollback').catch((e) => (broken = e));
+      failed = err;
+    }
+    const results = () => rows.map((r) => ({ nextRevision: Number(r.last_revision), position: encodePosition(r.last_transaction, r.last_position) }));
+    if (failed === null && !withInline) return results();
+    if (failed === null) {
+      const recorded = appends.flatMap((a, i) =>
+        inlined[i] ? asRecorded(a.stream, a.events, Number(rows[i].last_revision), rows[i].last_transaction, rows[i].last_position, rows[i].at) : [],
+      );
+      try {
+        await inline!.apply(recorded, client);
+      } catch (err) {
+        await client.query('rollback').catch((e) => (broken = e));
+        throw new InlineProjectionError(streams.join(', '), err);
+      }
+      await client.query('commit');
+      return results();
+    }
+  } catch (err) {
+    if (!(err instanceof InlineProjectionError)) broken ??= err as Error;
+    throw err;
+  } finally {
+    client.release(broken);
+  }
+  throw await whichStreamFailed(pool, appends, failed);
+}
+
+/** The error of a failed appendMany: WrongExpectedVersionError on the stream that moved (or whose event id is stored), else the error itself. */
+async function whichStreamFailed(db: Queryable, appends: StreamAppend[], err: any): Promise<unknown> {
+  const isConflict = err?.code === 'ES001';
+  const isDuplicateId = err?.code === '23505' && err.constraint === 'es_events_event_id_key';
+  if (!isConflict && !isDuplicateId) return err;
+  const { rows } = await db.query(
+    `select s.stream_id, s.revision, exists (select from es_events e where e.event_id = any($2::uuid[]) and e.stream_id = s.stream_id) as stored
+     from es_streams s where s.stream_id = any($1::text[])`,
+    [appends.map((a) => a.stream), appends.flatMap((a) => a.events.map((e) => e.id))],
+  );
+  const head = new Map<string, { revision: number; stored: boolean }>(rows.map((r) => [r.stream_id, { revision: Number(r.revision), stored: r.stored }]));
+  for (const a of appends) {
+    const h = head.get(a.stream);
+    const actual = h ? h.revision : 'no_stream';
+    const moved =
+      h?.stored ||
+      (a.expected === 'no_stream' ? h !== undefined : a.expected === 'stream_exists' ? h === undefined : typeof a.expected === 'number' && a.expected !== actual);
+    if (moved) return new WrongExpectedVersionError(a.stream, a.expected, actual);
+  }
+  // Moved back by nothing we can see now (say, a conflicting append that was itself rolled back): a conflict on the first stream, which a retry reloads.
+  return new WrongExpectedVersionError(appends[0].stream, appends[0].expected, head.get(appends[0].stream)?.revision ?? 'no_stream');
+}
+
 export async function readAllFrom(db: Queryable, after: string | null, limit: number): Promise<RecordedEvent[]> {
   const { tx, pos } = decodePosition(after);
   const { rows } = await db.query(
@@ -336,6 +426,14 @@ export async function createPostgresEventStore(pool: pg.Pool, url?: string, stor
       tail.appended(result.position); // this process's consumers: at once
       appended.signal(result.position); // the other processes' (while any listens): by NOTIFY
       return result;
+    },
+
+    async appendToStreams(appends) {
+      const results = await appendMany(pool, appends, storeOptions.inline);
+      const last = results.map((r) => r.position).reduce((a, b) => (comparePositions(a, b) >= 0 ? a : b));
+      tail.appended(last);
+      appended.signal(last);
+      return results;
     },
 
     async readStream(stream: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {

@@ -66,6 +66,13 @@ export interface AppendResult {
   position: string;
 }
 
+/** One stream's part of an atomic append to several streams (EventStore.appendToStreams). */
+export interface StreamAppend {
+  stream: string;
+  events: NewEvent[];
+  expected: ExpectedRevision;
+}
+
 export interface ReadStreamOptions {
   fromRevision?: number;
   direction?: 'forwards' | 'backwards';
@@ -94,6 +101,16 @@ export interface SubscribeOptions {
 export interface EventStore {
   readonly kind: 'postgres' | 'eventstoredb';
   appendToStream(stream: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult>;
+  /**
+   * Optional: appends to several streams in one transaction, all or nothing
+   * (one result per append, in order). A stream not at its expected revision,
+   * or an event id already stored, fails the whole call with
+   * WrongExpectedVersionError naming that stream. The PostgreSQL adapter has
+   * it; EventStoreDB has no transaction across streams, so callers keep a
+   * protocol of single-stream appends for it (finalize: docs/architecture.md
+   * "Invariants across streams").
+   */
+  appendToStreams?(appends: StreamAppend[]): Promise<AppendResult[]>;
   /** Events of one stream; [] when the stream does not exist. */
   readStream(stream: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
   /** Events of every stream after `after` (null: from the start), in global order. */

@@ -16,7 +16,7 @@ import {
   type RecordedEvent,
 } from '../../src/eventstore/types.ts';
 import { until } from '../support/wait.ts';
-import { describeHashChain } from './chain-contract.ts';
+import { describeHashChain, reference } from './chain-contract.ts';
 
 /** An append left uncommitted until commit() (adapters with client-visible transactions). */
 export interface OpenTransaction {
@@ -449,6 +449,83 @@ export function runEventStoreContract(name: string, setup: () => Promise<Contrac
           expected = round;
         }
         expect(ids(await store.readStream(s))).to.deep.equal(winners);
+      });
+    });
+
+    // Adapters with a transaction across streams (PostgreSQL); EventStoreDB has none and no appendToStreams.
+    describe('appendToStreams (atomic across streams)', function () {
+      beforeEach(function () {
+        if (!store.appendToStreams) this.skip(); // the adapter has no transaction across streams
+      });
+
+      it('appends to each stream at its expected revision, chained as single appends are, one result per stream', async function () {
+        const [a, b, c] = [streamName(), streamName(), streamName()];
+        await store.appendToStream(a, events(2), 'no_stream');
+        await store.appendToStream(b, events(1), 'no_stream');
+        const start = await store.headPosition();
+        const results = await store.appendToStreams!([
+          { stream: a, events: events(2), expected: 1 },
+          { stream: b, events: events(1), expected: 'stream_exists' },
+          { stream: c, events: events(3), expected: 'no_stream' },
+        ]);
+        expect(results.map((r) => r.nextRevision)).to.deep.equal([3, 1, 2]);
+        for (const [stream, result] of [[a, results[0]], [b, results[1]], [c, results[2]]] as const) {
+          const read = await store.readStream(stream);
+          expect(read.map((e) => e.revision)).to.deep.equal(read.map((_, i) => i));
+          expect(read.map((e) => e.hash), `${stream}'s chain`).to.deep.equal(reference(read));
+          expect(read.at(-1)!.position).to.equal(result.position);
+        }
+        const all = await readAllOf(store, start, new Set([a, b, c]));
+        expect(all.map((e) => e.stream)).to.deep.equal([a, a, b, c, c, c]);
+        expectStrictlyIncreasing(all);
+      });
+
+      it('one stream at the wrong revision: nothing stored in any, and the error names that stream', async function () {
+        const [a, b] = [streamName(), streamName()];
+        await store.appendToStream(b, events(3), 'no_stream');
+        await expectWrongVersion(
+          store.appendToStreams!([
+            { stream: a, events: events(1), expected: 'no_stream' },
+            { stream: b, events: events(1), expected: 1 },
+          ]),
+          b,
+          1,
+          2,
+        );
+        expect(await store.readStream(a)).to.deep.equal([]);
+        expect(await store.readStream(b)).to.have.length(3);
+        await expectWrongVersion(store.appendToStreams!([{ stream: a, events: events(1), expected: 0 }]), a, 0, 'no_stream');
+      });
+
+      it('an event id already stored fails as a conflict on its stream, storing nothing', async function () {
+        const [a, b] = [streamName(), streamName()];
+        const e = newEvent();
+        await store.appendToStream(a, [e], 'no_stream');
+        await expectWrongVersion(
+          store.appendToStreams!([
+            { stream: b, events: events(1), expected: 'no_stream' },
+            { stream: a, events: [e], expected: 'any' },
+          ]),
+          a,
+          'any',
+          0,
+        );
+        expect(await store.readStream(b)).to.deep.equal([]);
+      });
+
+      it('writers crossing the same streams in opposite orders neither deadlock nor put a stream out of order in the log', async function () {
+        this.timeout(120_000);
+        const [a, b, c] = [streamName(), streamName(), streamName()];
+        const start = await store.headPosition();
+        const orders = [[a, b], [b, a], [c, a], [b, c, a]];
+        await Promise.all(Array.from({ length: 40 }, (_, i) => store.appendToStreams!(orders[i % orders.length].map((stream) => ({ stream, events: events(1), expected: 'any' as const })))));
+        const all = await readAllOf(store, start, new Set([a, b, c]));
+        expect(all).to.have.length(2 * 10 + 2 * 10 + 2 * 10 + 3 * 10); // 40 writers, 10 per order
+        for (const stream of [a, b, c]) {
+          const inLog = all.filter((e) => e.stream === stream);
+          expect(inLog.map((e) => e.revision), `${stream}: revisions in log order`).to.deep.equal(inLog.map((_, i) => i));
+          expect(inLog.map((e) => e.hash)).to.deep.equal(reference(inLog));
+        }
       });
     });
 

@@ -202,4 +202,32 @@ describe('inline projections (PostgreSQL event store)', function () {
       expect(ok).to.have.length(5);
     });
   });
+
+  describe('a failing projector on a finalize (lock, number and completion in one transaction)', () => {
+    let s: Started;
+    let doomed = '';
+    before(async () => {
+      s = await start({ projector: 'invoices', when: (e) => e.type === 'InvoiceFinalized' && e.data?.invoice?.id === doomed });
+    });
+    after(() => stop(s));
+
+    it('refuses the finalize whole: no lock, no number, no completion; the next finalize takes the number', async () => {
+      const api = await invoicesClient({ url: s.url, database: s.database });
+      const customer = await api.customer();
+      const [first, second] = [await api.draft(customer.id), await api.draft(customer.id)];
+      doomed = first.id;
+      const res = await api.action(first.id, 'finalize');
+      expect(res.status, JSON.stringify(res.body)).to.equal(500);
+      expect(s.logs.find((l) => l.alert === 'inline_projection_failed'), JSON.stringify(s.logs)).to.include({ projector: 'invoices' });
+      const written = await sql<{ type: string }>`
+        select type from es_events where stream_id = ${`invoice-${first.id}`} or (type = 'InvoiceNumberAssigned' and data->>'invoice_id' = ${first.id}) order by global_position`.execute(s.database.db);
+      expect(written.rows.map((r) => r.type)).to.deep.equal(['InvoiceCreated']);
+      expect((await api.get(first.id)).body.data).to.include({ status: 'draft', invoice_number: null });
+
+      // Nothing was given: the other draft gets the first number, and the refused one the next once the bug is gone.
+      expect((await api.action(second.id, 'finalize')).body.data.invoice_number).to.equal('INV-2026-000001');
+      doomed = '';
+      expect((await api.action(first.id, 'finalize')).body.data.invoice_number).to.equal('INV-2026-000002');
+    });
+  });
 });

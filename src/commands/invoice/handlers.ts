@@ -11,10 +11,10 @@
 import { v7 as uuidv7 } from 'uuid';
 import type { EventMetadata, EventStore } from '../../eventstore/types.ts';
 import { envelope, type CommandMetadata } from '../command.ts';
-import { absentStream, loadOwnedStream, ownedBy, runCommand, type LoadedStream } from '../shared/handler.ts';
+import { absentStream, loadOwnedStream, ownedBy, runCommand, type LoadedStream, type RunOptions } from '../shared/handler.ts';
 import type { CreateInvoiceInput, InvoiceCommand, InvoicePatch, PayInvoice } from './commands.ts';
 import { initialInvoiceState, invoiceDecider, type InvoiceState } from './decider.ts';
-import { invoiceStream, type Invoice } from './events.ts';
+import { invoiceStream, type Invoice, type InvoiceEvent } from './events.ts';
 import type { InvoiceFacts } from './facts.ts';
 
 export interface InvoiceWrite {
@@ -55,7 +55,7 @@ export async function runOnInvoice(
   w: InvoiceWrite,
   invoiceId: string,
   build: (state: InvoiceState, command: CommandMetadata) => InvoiceCommand | Promise<InvoiceCommand>,
-  options: { ifMatch?: number; known?: LoadedStream<InvoiceState>; mustExist?: boolean } = { ifMatch: w.ifMatch },
+  options: { ifMatch?: number; known?: LoadedStream<InvoiceState>; mustExist?: boolean; append?: RunOptions<InvoiceState, InvoiceEvent>['append'] } = { ifMatch: w.ifMatch },
 ): Promise<InvoiceResult> {
   const { metadata, commandMetadata } = envelope(w.metadata, w.organizationId);
   const result = await runCommand(w.store, invoiceStream(invoiceId), invoiceDecider, (state) => build(state, commandMetadata), {
@@ -65,6 +65,7 @@ export async function runOnInvoice(
     known: options.known,
     guard: ownedBy(w.organizationId, 'Invoice', options.mustExist ?? true),
     what: 'invoice',
+    append: options.append,
   });
   return { invoice: result.state.invoice!, state: result.state, revision: result.revision, position: result.position!, appended: result.events.length > 0 };
 }

@@ -27,7 +27,7 @@
  * one deliberate exception: a hot stream with its own cache and batching.
  */
 import { v7 as uuidv7 } from 'uuid';
-import type { EventMetadata, EventStore, NewEvent, RecordedEvent } from '../../eventstore/types.ts';
+import type { AppendResult, EventMetadata, EventStore, ExpectedRevision, NewEvent, RecordedEvent } from '../../eventstore/types.ts';
 import { WrongExpectedVersionError } from '../../eventstore/types.ts';
 import { DomainError, notFound } from '../../shared/errors.ts';
 import { fold, type Decider, type DomainEvent } from './decider.ts';
@@ -43,7 +43,7 @@ export interface LoadedStream<S> {
   position: string | null;
 }
 
-export interface RunOptions<S> {
+export interface RunOptions<S, E = DomainEvent> {
   metadata: EventMetadata;
   /** Expected stream revision from If-Match. */
   ifMatch?: number;
@@ -55,6 +55,17 @@ export interface RunOptions<S> {
   guard?: (loaded: LoadedStream<S>) => void;
   /** Names the resource in VERSION_CONFLICT messages ('invoice', 'customer', ...). */
   what?: string;
+  /**
+   * Appends in place of store.appendToStream, for the one command whose
+   * append carries events decided after its own: finalize on PostgreSQL adds
+   * the completion, once the number is known, and appends it with the
+   * number's event in one transaction (src/commands/invoice/handler-finalize.ts).
+   * Gets the events to append, their expected revision, and the decided
+   * events with the state they apply to; returns the stream's append result
+   * and every event the stream received, the decided ones first. A
+   * WrongExpectedVersionError it throws for this stream is retried as any.
+   */
+  append?: (events: NewEvent[], expected: ExpectedRevision, decided: E[], state: S) => Promise<{ result: AppendResult; appended: E[] }>;
 }
 
 export interface RunResult<E, S> {
@@ -132,7 +143,7 @@ export async function runCommand<C, E extends DomainEvent, S>(
   stream: string,
   decider: Decider<C, E, S>,
   command: C | ((state: S) => C | Promise<C>),
-  options: RunOptions<S>,
+  options: RunOptions<S, E>,
 ): Promise<RunResult<E, S>> {
   const { metadata, ifMatch, commandId, guard, what } = options;
   for (let attempt = 1; ; attempt++) {
@@ -150,10 +161,13 @@ export async function runCommand<C, E extends DomainEvent, S>(
       metadata,
     }));
     try {
-      const result = await store.appendToStream(stream, events, revision === -1 ? 'no_stream' : revision);
-      return { events: decided, state: decided.reduce(decider.evolve, state), revision: result.nextRevision, position: result.position };
+      const expected = revision === -1 ? 'no_stream' : revision;
+      const { result, appended } = options.append
+        ? await options.append(events, expected, decided, state)
+        : { result: await store.appendToStream(stream, events, expected), appended: decided };
+      return { events: appended, state: appended.reduce(decider.evolve, state), revision: result.nextRevision, position: result.position };
     } catch (err) {
-      if (!(err instanceof WrongExpectedVersionError)) throw err;
+      if (!(err instanceof WrongExpectedVersionError) || err.stream !== stream) throw err;
       const actual = typeof err.actual === 'number' ? err.actual : -1;
       if (ifMatch !== undefined) throw versionConflict(actual, ifMatch, what);
       if (attempt >= MAX_ATTEMPTS) throw versionConflict(actual, null, what);
