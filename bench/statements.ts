@@ -14,8 +14,8 @@
  * Everything the request caused is counted, the log consumers' work
  * included (runners, webhook subscriber, notifications). BENCH_N (default
  * 2,000; BENCH_N1 one at a time, default N / 7), BENCH_C (default 32), BENCH_CASES (default
- * create,finalize,list), BENCH_MODES (default inline,async: the server with
- * INLINE_PROJECTIONS=true, then false). The embedded server only:
+ * create,finalize,list), BENCH_MODES (default auto,inline,async: the server with
+ * INLINE_PROJECTIONS=auto, true, then false). The embedded server only:
  * DATABASE_URL's server would need the extension preloaded.
  */
 import { v7 as uuidv7 } from 'uuid';
@@ -33,7 +33,9 @@ const N = Number(process.env.BENCH_N ?? 2000);
 const N1 = Number(process.env.BENCH_N1 ?? Math.max(50, Math.round(N / 7)));
 const C = Number(process.env.BENCH_C ?? 32);
 const CASES = (process.env.BENCH_CASES ?? 'create,finalize,list').split(',');
-const MODES = (process.env.BENCH_MODES ?? 'inline,async').split(',');
+const MODES = (process.env.BENCH_MODES ?? 'auto,inline,async').split(',');
+/** Each mode's INLINE_PROJECTIONS. */
+const MODE_SETTINGS: Record<string, string> = { auto: 'auto', inline: 'true', async: 'false' };
 const items = Array.from({ length: 5 }, (_, i) => ({ description: `Prestation de conseil ${i + 1}`, quantity: i + 1, unit_price: 1250.5, tax_rate: i === 4 ? 10 : 20 }));
 
 async function serviceCpuMs(database: BenchDatabase, serverPid: number): Promise<{ node: number; pg: Map<number, number> }> {
@@ -63,12 +65,14 @@ export async function run(): Promise<void> {
 }
 
 async function profile(database: BenchDatabase, mode: string): Promise<void> {
+  const setting = MODE_SETTINGS[mode];
+  if (!setting) throw new Error(`BENCH_MODES: unknown mode ${mode} (${Object.keys(MODE_SETTINGS).join(', ')})`);
   const ours = await startProcess('src/main.ts', await freePort(), {
-    DATABASE_URL: database.url, LOG_LEVEL: 'warn', SERVICE_MODE: 'test', INLINE_PROJECTIONS: String(mode === 'inline'),
+    DATABASE_URL: database.url, LOG_LEVEL: 'warn', SERVICE_MODE: 'test', INLINE_PROJECTIONS: setting,
   });
   try {
     await database.pool.query('create extension if not exists pg_stat_statements');
-    console.log(`\n=== projections: ${mode} (INLINE_PROJECTIONS=${mode === 'inline'}) ===`);
+    console.log(`\n=== projections: ${mode} (INLINE_PROJECTIONS=${setting}) ===`);
     const account = await createAccount(database.db, { name: 'Bench', plan: 'fiduciaire', requestsPerMinute: 100_000_000 });
     const organizationId = uuidv7();
     const now = new Date().toISOString();

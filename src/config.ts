@@ -34,11 +34,13 @@ export interface Config {
   /** UNAUTHENTICATED_REQUESTS_PER_MINUTE: requests without a valid key allowed per client address (0: no limit). */
   unauthenticatedPerMinute: number;
   /**
-   * INLINE_PROJECTIONS (default false): true writes the read models in the append's transaction on
-   * PostgreSQL; false runs every projector async, as with EventStoreDB. Off by default: measured
-   * slower at concurrency 32 and no faster alone (docs/performance.md "Inline projections").
+   * INLINE_PROJECTIONS: on PostgreSQL, whether the read models that writes answer from are written in
+   * the append's transaction: `true` always, `false` never (every projector async, as with
+   * EventStoreDB), `auto` when the append is the only one in flight in the process (a lone write is
+   * answered without waiting for a runner; under load the runners batch). docs/architecture.md
+   * "Inline projections".
    */
-  inlineProjections: boolean;
+  inlineProjections: InlineMode;
   /** WEBHOOK_TIMEOUT_MS: a webhook attempt fails after this long without an answer. */
   webhookTimeoutMs: number;
   /** WEBHOOK_SECRET_KEY: seals webhook signing secrets at rest (null: stored as is). */
@@ -139,6 +141,18 @@ export function checkEventstoreUrl(raw: string | undefined): string | null {
   return raw;
 }
 
+/** INLINE_PROJECTIONS (Config.inlineProjections). */
+export type InlineMode = 'always' | 'never' | 'auto';
+
+function parseInlineMode(env: Env, name: string, fallback: InlineMode): InlineMode {
+  const raw = env[name];
+  if (raw === 'auto') return 'auto';
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === 'true' || raw === '1') return 'always';
+  if (raw === 'false' || raw === '0') return 'never';
+  throw new ConfigError(name, `"${raw}" is not true, false or auto`);
+}
+
 function parseBool(env: Env, name: string): boolean | null {
   const raw = env[name];
   if (raw === undefined || raw === '') return null;
@@ -182,7 +196,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir: env.DATA_DIR || '.data',
     embeddedPgPort: parseOptionalPort(env, 'EMBEDDED_PG_PORT'),
     unauthenticatedPerMinute: parseCount(env, 'UNAUTHENTICATED_REQUESTS_PER_MINUTE', 60),
-    inlineProjections: parseBool(env, 'INLINE_PROJECTIONS') ?? false,
+    inlineProjections: parseInlineMode(env, 'INLINE_PROJECTIONS', 'auto'),
     webhookTimeoutMs: parseMs(env, 'WEBHOOK_TIMEOUT_MS', 30_000, 1),
     webhookSecretKey: webhookSecretKeyFrom(env),
     pdfRenderTimeoutMs: parseMs(env, 'PDF_RENDER_TIMEOUT_MS', 20_000, 100),

@@ -25,6 +25,8 @@ export interface Runtime {
   progress: ProjectionProgress;
   /** The projectors applied in the append's transaction (PostgreSQL event store only; null with EventStoreDB). */
   inline: InlineSetup | null;
+  /** HTTP requests being served now (the access log counts them; INLINE_PROJECTIONS=auto reads them). */
+  requests: { inProgress: number };
   close(): Promise<void>;
 }
 
@@ -51,8 +53,12 @@ function timedAppends(store: EventStore): EventStore {
   return store;
 }
 
-async function openEventStore(config: Config, database: DatabaseConnection, inline: InlineSetup | null): Promise<EventStore> {
-  if (!config.eventstoreUrl) return timedAppends(await createPostgresEventStore(database.pool, database.url, { inline: inline?.projections }));
+async function openEventStore(config: Config, database: DatabaseConnection, inline: InlineSetup | null, requests: Runtime['requests']): Promise<EventStore> {
+  if (!config.eventstoreUrl) {
+    // auto: inline only for the write of the one request the process is serving (docs/architecture.md "Inline projections").
+    const inlineWhen = config.inlineProjections === 'auto' ? () => requests.inProgress <= 1 : undefined;
+    return timedAppends(await createPostgresEventStore(database.pool, database.url, { inline: inline?.projections, inlineWhen }));
+  }
   const { createEventStoreDBEventStore } = await import('./eventstore/esdb.ts');
   try {
     const store = await createEventStoreDBEventStore(config.eventstoreUrl);
@@ -84,8 +90,9 @@ export async function openRuntime(config: Config, logger: Logger, options: Runti
     await migrateToLatest(database.db);
     // EventStoreDB shares no transaction with the read models: there every projector runs async.
     const inlined = projectors.filter((p) => p.inline);
-    const inline = config.eventstoreUrl || !config.inlineProjections || inlined.length === 0 ? null : inlineProjections(inlined, logger);
-    const store = await openEventStore(config, database, inline);
+    const inline = config.eventstoreUrl || config.inlineProjections === 'never' || inlined.length === 0 ? null : inlineProjections(inlined, logger);
+    const requests = { inProgress: 0 };
+    const store = await openEventStore(config, database, inline, requests);
     const progress = new ProjectionProgress(database.db, database.url, projectors.map((p) => p.name));
     await progress.start();
     return {
@@ -96,6 +103,7 @@ export async function openRuntime(config: Config, logger: Logger, options: Runti
       projectors,
       progress,
       inline,
+      requests,
       async close() {
         await progress.close();
         await store.close();

@@ -14,6 +14,8 @@
  *   fill the log.
  * - The same route template and status label the request counter and latency
  *   histogram (src/shared/metrics.ts).
+ * - `requests.inProgress` counts the requests being served (INLINE_PROJECTIONS=auto
+ *   projects a write in its own transaction only when its request is the one).
  */
 import type { Request, RequestHandler, Response } from 'express';
 import { v7 as uuidv7 } from 'uuid';
@@ -42,9 +44,10 @@ export function routeTemplate(req: Request, res: Response): string {
  * request (docs/performance.md "API pipeline"). The request's own logger
  * (`res.locals.logger`, used on error paths only) is made on first use.
  */
-export function accessLog(logger: Logger): RequestHandler {
+export function accessLog(logger: Logger, requests: { inProgress: number }): RequestHandler {
   return (req, res, next) => {
     const started = process.hrtime.bigint();
+    requests.inProgress++;
     const given = req.headers['x-request-id'];
     const id = typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : uuidv7();
     res.setHeader('X-Request-Id', id);
@@ -62,6 +65,7 @@ export function accessLog(logger: Logger): RequestHandler {
     const complete = (err?: unknown) => {
       if (done) return;
       done = true;
+      requests.inProgress--;
       res.removeListener('finish', complete);
       res.removeListener('close', complete);
       res.removeListener('error', complete);

@@ -41,8 +41,7 @@ export interface WrittenResource<R> {
 export async function answerAfterWrite<R>(ctx: RequestContext, resource: WrittenResource<R>, result: R, status = 200): Promise<JsonReply> {
   const position = resource.position(result);
   // Inline projections (docs/architecture.md): the rows committed with the events, nothing to wait for.
-  const inline = ctx.rt.inline?.covers(resource.projectors) ?? false;
-  const caughtUp = position === null || inline || (await ctx.rt.progress.waitFor(position, undefined, resource.projectors));
+  const caughtUp = position === null || ctx.rt.inline?.answered(position, resource.projectors) || (await ctx.rt.progress.waitFor(position, undefined, resource.projectors));
   if (caughtUp) {
     const stored = await resource.read(ctx, result);
     if (stored && stored.version >= resource.version(result)) return { status, data: stored.data, version: stored.version };

@@ -31,7 +31,7 @@ export function createApp(rt: Runtime, routes: readonly RouteSpec[], mounts: rea
   app.set('query parser', 'simple'); // no nested objects from ?a[b]=c
   // /API/V1/Customers is not /api/v1/customers: one spelling per resource (404 otherwise).
   app.set('case sensitive routing', true);
-  app.use(accessLog(rt.logger)); // first: every answer is logged and counted, a refused Host header's too
+  app.use(accessLog(rt.logger, rt.requests)); // first: every answer is logged and counted, a refused Host header's too
   app.use(strictHost);
 
   // gzip or br (by Accept-Encoding) for answers over 2 KiB of a compressible type: JSON lists,

@@ -57,7 +57,7 @@ async function answer(ctx: RequestContext, result: ScheduleResult, status = 200)
   const decided = result.state.schedule!;
   const db = ctx.rt.database.db;
   // Inline projections (src/projections/inline.ts): the row committed with the event, no wait.
-  if (result.position === null || ctx.rt.inline?.covers(['schedules']) || (await ctx.rt.progress.waitFor(result.position, undefined, ['schedules']))) {
+  if (result.position === null || ctx.rt.inline?.answered(result.position, ['schedules']) || (await ctx.rt.progress.waitFor(result.position, undefined, ['schedules']))) {
     const stored = await getSchedule(db, organizationOf(ctx), decided.id);
     if (stored && stored.version >= decided.version) return { status, data: stored, version: stored.version };
   }
@@ -182,7 +182,7 @@ export const scheduleRoutes: RouteSpec[] = [
     errors: ['VERSION_CONFLICT'],
     async handler(ctx, { params }) {
       const result = await deleteSchedule(write(ctx), params.id);
-      if (result.position !== null && !ctx.rt.inline?.covers(['schedules'])) await ctx.rt.progress.waitFor(result.position, undefined, ['schedules']);
+      if (result.position !== null && !ctx.rt.inline?.answered(result.position, ['schedules'])) await ctx.rt.progress.waitFor(result.position, undefined, ['schedules']);
       return { data: { id: params.id.toLowerCase(), deleted: true } };
     },
   },

@@ -14,6 +14,7 @@ import { CoalescedNotify, Notifier } from './notifier.ts';
 import { decodePosition, encodePosition } from './position.ts';
 import { subscribeByPolling } from './polling-subscription.ts';
 import {
+  InlineProjectionError,
   WrongExpectedVersionError,
   comparePositions,
   type AppendResult,
@@ -81,13 +82,6 @@ export interface InlineProjections {
   apply(events: RecordedEvent[], client: pg.PoolClient): Promise<void>;
 }
 
-/** An inline projection threw: the append was rolled back (no event without its rows). */
-export class InlineProjectionError extends Error {
-  constructor(readonly stream: string, readonly cause: unknown) {
-    super(`inline projection failed on ${stream}, append rolled back: ${(cause as Error)?.message ?? String(cause)}`);
-    this.name = 'InlineProjectionError';
-  }
-}
 
 /** A retried append whose events are all stored already succeeded before: answer as then. */
 async function previousAppend(db: Queryable, stream: string, events: NewEvent[]): Promise<AppendResult | null> {
@@ -311,8 +305,8 @@ async function whichStreamFailed(db: Queryable, appends: StreamAppend[], err: an
       (a.expected === 'no_stream' ? h !== undefined : a.expected === 'stream_exists' ? h === undefined : typeof a.expected === 'number' && a.expected !== actual);
     if (moved) return new WrongExpectedVersionError(a.stream, a.expected, actual);
   }
-  // Moved back by nothing we can see now (say, a conflicting append that was itself rolled back): a conflict on the first stream, which a retry reloads.
-  return new WrongExpectedVersionError(appends[0].stream, appends[0].expected, head.get(appends[0].stream)?.revision ?? 'no_stream');
+  // No stream of the call moved and none holds one of its ids (an id stored in another stream): not a conflict a reload resolves.
+  return err;
 }
 
 export async function readAllFrom(db: Queryable, after: string | null, limit: number): Promise<RecordedEvent[]> {
@@ -366,6 +360,16 @@ function jsonMember(text: string | null): unknown {
 export interface PostgresStoreOptions {
   /** Read models written in the append's transaction (src/projections/inline.ts). */
   inline?: InlineProjections;
+  /**
+   * Whether an append whose events the inline projections read writes them
+   * (asked as it starts; default: always). INLINE_PROJECTIONS=auto answers
+   * yes only for a write with no other in progress in the process: alone, a
+   * write gains most from its rows committing with it (no runner
+   * transaction, no wait before the answer); under load the runners write
+   * many appends' rows in one statement, which costs less than each append
+   * writing its own (docs/performance.md "Inline when alone").
+   */
+  inlineWhen?: () => boolean;
 }
 
 /** The `$checkpoint` marker of a filtered read (types.ts, SubscribeOptions.types). */
@@ -415,10 +419,13 @@ export async function createPostgresEventStore(pool: pg.Pool, url?: string, stor
   // One reader of the log's tail for all of this process's subscriptions.
   const tail = new LogTail({ read: (cp, n) => readAllFrom(pool, cp, n), notifier });
 
+  /** The inline projections this append runs (undefined: none). */
+  const inlineFor = () => (storeOptions.inlineWhen?.() ?? true ? storeOptions.inline : undefined);
+
   return {
     kind: 'postgres',
     async appendToStream(stream, events, expected) {
-      const { inline } = storeOptions;
+      const inline = inlineFor();
       const result =
         inline && events.some((e) => inline.handles(e.type))
           ? await appendWithInline(pool, stream, events, expected, inline)
@@ -429,7 +436,7 @@ export async function createPostgresEventStore(pool: pg.Pool, url?: string, stor
     },
 
     async appendToStreams(appends) {
-      const results = await appendMany(pool, appends, storeOptions.inline);
+      const results = await appendMany(pool, appends, inlineFor());
       const last = results.map((r) => r.position).reduce((a, b) => (comparePositions(a, b) >= 0 ? a : b));
       tail.appended(last);
       appended.signal(last);

@@ -147,6 +147,14 @@ export class WrongExpectedVersionError extends Error {
   }
 }
 
+/** An inline projection threw (PostgreSQL adapter): the append was rolled back, nothing of it is stored (no event without its rows). */
+export class InlineProjectionError extends Error {
+  constructor(readonly stream: string, readonly cause: unknown) {
+    super(`inline projection failed on ${stream}, append rolled back: ${(cause as Error)?.message ?? String(cause)}`);
+    this.name = 'InlineProjectionError';
+  }
+}
+
 /** Compare two checkpoints; null sorts before everything. */
 export function comparePositions(a: string | null, b: string | null): number {
   if (a === b) return 0;

@@ -35,15 +35,22 @@ import type { Projector } from './projector.ts';
  */
 export class InlineApplied {
   private readonly ids = new Set<string>();
+  /** Positions of those events: a write asks whether its own went inline (INLINE_PROJECTIONS=auto writes some inline, not all). */
+  private readonly positions = new Set<string>();
   constructor(private readonly capacity = 50_000) {}
 
-  add(id: string): void {
+  add(id: string, position: string): void {
     this.ids.add(id);
-    if (this.ids.size > this.capacity) {
-      // Sets iterate in insertion order: drop the oldest (its runner then applies it again, harmlessly).
-      const oldest = this.ids.values().next().value;
-      if (oldest !== undefined) this.ids.delete(oldest);
-    }
+    this.positions.add(position);
+    // Sets iterate in insertion order: drop the oldest (its runner then applies it again, harmlessly;
+    // a write that finds its position gone waits for the runner, which has passed it long ago).
+    if (this.ids.size > this.capacity) this.ids.delete(this.ids.values().next().value!);
+    if (this.positions.size > this.capacity) this.positions.delete(this.positions.values().next().value!);
+  }
+
+  /** Whether this process wrote the rows of the event at `position` in its append's transaction. */
+  wrote(position: string): boolean {
+    return this.positions.has(position);
   }
 
   has(id: string): boolean {
@@ -57,6 +64,7 @@ export class InlineApplied {
 
   reset(): void {
     this.ids.clear();
+    this.positions.clear();
   }
 }
 
@@ -75,8 +83,13 @@ function kyselyOn(client: pg.PoolClient): Kysely<Database> {
 export interface InlineSetup {
   projections: InlineProjections;
   applied: InlineApplied;
-  /** Whether every one of these projectors is applied inline (a write of this process is then readable once appended). */
-  covers(names: readonly string[]): boolean;
+  /**
+   * Whether the write that produced `position` is readable from these
+   * projectors' rows already: every one of them is applied inline and this
+   * process applied that append inline (with INLINE_PROJECTIONS=auto a write
+   * under load is left to the runners; the answer then waits for them).
+   */
+  answered(position: string, names: readonly string[]): boolean;
 }
 
 export function inlineProjections(projectors: readonly Projector[], logger: Logger): InlineSetup {
@@ -100,9 +113,9 @@ export function inlineProjections(projectors: readonly Projector[], logger: Logg
           throw err;
         }
       }
-      for (const e of events) if (types.has(e.type)) applied.add(e.id);
+      for (const e of events) if (types.has(e.type)) applied.add(e.id, e.position);
     },
   };
   const names = new Set(projectors.map((p) => p.name));
-  return { projections, applied, covers: (wanted) => wanted.every((n) => names.has(n)) };
+  return { projections, applied, answered: (position, wanted) => wanted.every((n) => names.has(n)) && applied.wrote(position) };
 }

@@ -31,7 +31,7 @@ interface Started {
 }
 
 /** A server on a fresh database whose projectors record what they apply; `bug` makes one throw. */
-async function start(bug?: { projector: string; when: (e: any) => boolean }, inline = true): Promise<Started> {
+async function start(bug?: { projector: string; when: (e: any) => boolean }, inline: 'true' | 'false' | 'auto' = 'true'): Promise<Started> {
   const database = await freshDatabase();
   const logs: any[] = [];
   const logger = pino({ level: 'warn' }, { write: (line: string) => void logs.push(JSON.parse(line)) });
@@ -44,7 +44,7 @@ async function start(bug?: { projector: string; when: (e: any) => boolean }, inl
       return p.apply(events, trx, options);
     },
   }));
-  const config = loadConfig({ DATABASE_URL: database.url, PORT: '0', INLINE_PROJECTIONS: String(inline) });
+  const config = loadConfig({ DATABASE_URL: database.url, PORT: '0', INLINE_PROJECTIONS: inline });
   const roles: Role[] = ['api', 'projector'];
   const server = await startServer(config, logger, roles, { ...processParts, projectors, workers: [] });
   return { server, url: server.url!, database, logs, applied };
@@ -95,10 +95,48 @@ describe('inline projections (PostgreSQL event store)', function () {
     });
   });
 
+  describe('INLINE_PROJECTIONS=auto: inline when the append is alone', () => {
+    let s: Started;
+    let api: InvoicesClient;
+    before(async () => {
+      s = await start(undefined, 'auto');
+      api = await invoicesClient({ url: s.url, database: s.database });
+    });
+    after(() => stop(s));
+
+    const inlineFlags = async (ids: string[]) =>
+      (await sql<{ applied_inline: boolean }>`select applied_inline from es_events where stream_id = any(${ids.map((id) => `invoice-${id}`)}::text[])`.execute(s.database.db)).rows.map((r) => r.applied_inline);
+
+    it('writes at the same time are left to the runners and answered from their rows once projected', async () => {
+      const customer = await api.customer();
+      const created = await Promise.all(Array.from({ length: 64 }, () => api.create({ customer_id: customer.id, issue_date: '2026-03-14', items: [{ description: 'Audit', quantity: 1, unit_price: '100', tax_rate: 20 }] })));
+      for (const c of created) {
+        expect(c.status, JSON.stringify(c.body)).to.equal(201);
+        expect((await api.get(c.body.data.id)).body.data).to.deep.equal(c.body.data);
+      }
+      const flags = await inlineFlags(created.map((c) => c.body.data.id));
+      expect(flags.filter((f) => !f).length, 'appends made while others were in flight, left to the runners').to.be.greaterThan(0);
+      expect(s.logs.filter((l) => /projectors? behind/.test(l.msg))).to.deep.equal([]);
+    });
+
+    it('a lone write is answered from its row with no runner running', async () => {
+      const customer = await api.customer();
+      await Promise.all(s.server.runners.map((r) => r.stop())); // an async write would now wait 5 s and answer the decided state
+      const created = await api.create({ customer_id: customer.id, issue_date: '2026-03-14', items: [{ description: 'Audit', quantity: 3, unit_price: '1250.50', tax_rate: 20 }] });
+      expect(created.status, JSON.stringify(created.body)).to.equal(201);
+      const finalized = await api.action(created.body.data.id, 'finalize');
+      expect(finalized.status, JSON.stringify(finalized.body)).to.equal(200);
+      expect(finalized.body.data).to.include({ status: 'finalized' });
+      expect((await api.get(created.body.data.id)).body.data).to.deep.equal(finalized.body.data);
+      expect(s.logs.filter((l) => /projectors? behind/.test(l.msg))).to.deep.equal([]);
+      expect(await inlineFlags([created.body.data.id])).to.deep.equal([true, true, true]);
+    });
+  });
+
   describe('projections verify past a stopped runner, inline projections off', () => {
     let s: Started;
     before(async () => {
-      s = await start(undefined, false);
+      s = await start(undefined, 'false');
     });
     after(() => stop(s));
 
@@ -124,7 +162,7 @@ describe('inline projections (PostgreSQL event store)', function () {
 
   describe('the decided answer, inline projections off and the runners stopped', () => {
     let s: Started;
-    before(async () => (s = await start(undefined, false)));
+    before(async () => (s = await start(undefined, 'false')));
     after(() => stop(s));
 
     it('shows an issued invoice with the buyer frozen at finalize, as its row does, not the customer as it is now', async () => {
@@ -228,6 +266,18 @@ describe('inline projections (PostgreSQL event store)', function () {
       expect((await api.action(second.id, 'finalize')).body.data.invoice_number).to.equal('INV-2026-000001');
       doomed = '';
       expect((await api.action(first.id, 'finalize')).body.data.invoice_number).to.equal('INV-2026-000002');
+    });
+
+    it('finalizes batched with the refused one still succeed, with consecutive numbers', async () => {
+      const api = await invoicesClient({ url: s.url, database: s.database });
+      const customer = await api.customer();
+      const drafts = await Promise.all(Array.from({ length: 12 }, () => api.draft(customer.id)));
+      doomed = drafts[6].id;
+      const answers = await Promise.all(drafts.map((d) => api.action(d.id, 'finalize')));
+      expect(answers.map((a) => a.status)).to.deep.equal(drafts.map((d) => (d.id === doomed ? 500 : 200)));
+      const numbers = answers.filter((a) => a.status === 200).map((a) => a.body.data.invoice_number).sort();
+      const org = (await api.get(drafts[0].id)).body.data.organization_id;
+      expect(numbers, `organization ${org}`).to.deep.equal(Array.from({ length: 11 }, (_, i) => `INV-2026-${String(i + 1).padStart(6, '0')}`));
     });
   });
 });

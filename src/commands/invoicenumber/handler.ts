@@ -26,7 +26,7 @@
  */
 import { v7 as uuidv7 } from 'uuid';
 import type { AppendResult, EventMetadata, EventStore, ExpectedRevision, NewEvent, StreamAppend } from '../../eventstore/types.ts';
-import { WrongExpectedVersionError } from '../../eventstore/types.ts';
+import { InlineProjectionError, WrongExpectedVersionError } from '../../eventstore/types.ts';
 import { commandMetadataOf } from '../command.ts';
 import {
   applyInPlace,
@@ -45,6 +45,8 @@ interface Pending {
   metadata: EventMetadata;
   /** assignWithin: the invoice's own append given its number, committed with the number's event. */
   withNumber?: (number: string) => StreamAppend;
+  /** The stream of the invoice's own append, once withNumber made it. */
+  invoiceStream?: string;
   resolve(outcome: Assigned): void;
   reject(err: unknown): void;
 }
@@ -69,6 +71,18 @@ interface CachedStream {
 class InvoiceStreamMoved extends Error {
   constructor(readonly conflict: WrongExpectedVersionError) {
     super(conflict.message);
+  }
+}
+
+/**
+ * A batch refused for a reason that belongs to one of its invoices and
+ * certainly wrote nothing: its completion could not be decided, or an
+ * inline projection threw (the transaction was rolled back). The others
+ * must not pay for it.
+ */
+class BatchRefused extends Error {
+  constructor(readonly reason: unknown) {
+    super((reason as Error)?.message ?? String(reason));
   }
 }
 
@@ -113,8 +127,9 @@ export class InvoiceNumbering {
     const entry = cached;
     // Refuse a malformed request here, alone, rather than fail the batch it would join.
     invoiceNumberDecider.decide({ type: 'AssignNumber', data: { invoice_id: invoiceId, year }, metadata: commandMetadataOf(metadata) }, emptyNumberingState());
-    // A number the cache already knows is final: it is in the stream.
-    const known = numberFor(entry.state, invoiceId);
+    // A number the cache already knows is final, it is in the stream, unless a batch is in flight:
+    // its numbers are folded in before they commit (and taken out if they do not).
+    const known = entry.draining ? null : numberFor(entry.state, invoiceId);
     if (known && !withNumber) return Promise.resolve({ number: known, result: null });
     return new Promise((resolve, reject) => {
       entry.queue.push({ invoiceId, year, metadata, withNumber, resolve, reject });
@@ -149,10 +164,20 @@ export class InvoiceNumbering {
       const outcomes = await this.assignBatch(stream, entry, batch);
       batch.forEach((p, i) => p.resolve(outcomes[i]));
     } catch (err) {
+      // In these two cases nothing was written, the fold was undone and the cache is still right.
       if (err instanceof InvoiceStreamMoved) {
-        // The fold was undone and the cache is still right: find the invoice(s) whose stream moved, one at a time.
+        // The invoice whose stream moved is refused (its request reloads); the others go again together.
+        const named = batch.filter((p) => p.invoiceStream === err.conflict.stream);
+        const moved = named.length > 0 ? named : batch; // (the store names a stream of the call: never empty)
+        moved.forEach((p) => p.reject(err.conflict));
+        const rest = batch.filter((p) => !moved.includes(p));
+        if (rest.length > 0) await this.settle(stream, entry, rest);
+        return;
+      }
+      if (err instanceof BatchRefused) {
+        // Which invoice it was is not known: one at a time, so that only its request fails.
         if (batch.length > 1) for (const p of batch) await this.settle(stream, entry, [p]);
-        else batch[0].reject(err.conflict);
+        else batch[0].reject(err.reason);
         return;
       }
       // On any doubt, forget the cache: the next call refolds from the stream.
@@ -188,10 +213,16 @@ export class InvoiceNumbering {
         }
       }
       const numbers = batch.map((p) => numberFor(entry.state, p.invoiceId) as string);
-      const own = batch.map((p, i) => p.withNumber?.(numbers[i]) ?? null);
-      const invoiceAppends = own.filter((a): a is StreamAppend => a !== null);
       const expected: ExpectedRevision = entry.revision === -1 ? 'no_stream' : entry.revision;
       try {
+        let own: (StreamAppend | null)[];
+        try {
+          own = batch.map((p, i) => p.withNumber?.(numbers[i]) ?? null);
+          own.forEach((a, i) => (batch[i].invoiceStream = a?.stream));
+        } catch (err) {
+          throw new BatchRefused(err);
+        }
+        const invoiceAppends = own.filter((a): a is StreamAppend => a !== null);
         if (invoiceAppends.length === 0) {
           if (events.length > 0) entry.revision = (await this.store.appendToStream(stream, events, expected)).nextRevision;
           return numbers.map((number) => ({ number, result: null }));
@@ -205,6 +236,8 @@ export class InvoiceNumbering {
         // Undo the optimistic fold: those numbers were not given.
         for (const id of added) entry.state.byInvoice.delete(id);
         entry.state.next = before;
+        if (err instanceof BatchRefused) throw err;
+        if (err instanceof InlineProjectionError) throw new BatchRefused(err);
         if (err instanceof WrongExpectedVersionError && err.stream !== stream) throw new InvoiceStreamMoved(err);
         if (!(err instanceof WrongExpectedVersionError) || attempt >= MAX_ATTEMPTS) throw err;
         // Another process appended first: catch up (next loop) after a short, jittered pause.
