@@ -107,7 +107,7 @@ export function inlineProjections(projectors: readonly Projector[], logger: Logg
           await projector.apply(own, trx);
         } catch (err) {
           logger.error(
-            { alert: 'inline_projection_failed', projector: projector.name, stream: own[0].stream, event_ids: own.map((e) => e.id), event_types: own.map((e) => e.type), err },
+            { alert: 'inline_projection_failed', projector: projector.name, streams: [...new Set(own.map((e) => e.stream))], event_ids: own.map((e) => e.id), event_types: own.map((e) => e.type), err },
             'inline projection failed: the append was refused and rolled back (a projector bug: fix it, nothing was written)',
           );
           throw err;

@@ -36,7 +36,7 @@ export async function waitForNoPendingFinalization(db: Kysely<any>): Promise<voi
   );
 }
 
-/** Per organization and year: sequences exactly 1..N, numbers distinct, each on one finalized invoice. */
+/** Per organization and year: sequences exactly 1..N, numbers distinct, each on one finalized invoice. Reads two read models: call it once they caught up (expectProjectionsEqualRebuild waits for that). */
 export async function expectGaplessNumbering(db: Kysely<any>): Promise<number> {
   const { rows } = await sql<{ organization_id: string; year: number; n: number; max: number; distinct_numbers: number; distinct_invoices: number }>`
     select organization_id, year, count(*)::int as n, max(sequence)::int as max,

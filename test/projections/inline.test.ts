@@ -256,7 +256,9 @@ describe('inline projections (PostgreSQL event store)', function () {
       doomed = first.id;
       const res = await api.action(first.id, 'finalize');
       expect(res.status, JSON.stringify(res.body)).to.equal(500);
-      expect(s.logs.find((l) => l.alert === 'inline_projection_failed'), JSON.stringify(s.logs)).to.include({ projector: 'invoices' });
+      const alert = s.logs.find((l) => l.alert === 'inline_projection_failed');
+      expect(alert, JSON.stringify(s.logs)).to.include({ projector: 'invoices' });
+      expect(alert.streams).to.deep.equal([`invoice-${first.id}`]);
       const written = await sql<{ type: string }>`
         select type from es_events where stream_id = ${`invoice-${first.id}`} or (type = 'InvoiceNumberAssigned' and data->>'invoice_id' = ${first.id}) order by global_position`.execute(s.database.db);
       expect(written.rows.map((r) => r.type)).to.deep.equal(['InvoiceCreated']);
