@@ -159,54 +159,81 @@ function asRecorded(stream: string, events: NewEvent[], lastRevision: number, tx
   }));
 }
 
+/** The append statements of an atomic append were refused (conflict, duplicate id, lost connection): rolled back, `cause` says why. */
+class AppendRefused {
+  constructor(readonly cause: unknown) {}
+}
+
 /**
- * An append whose events an inline projection reads: BEGIN with es_append
- * (one message), the projections' statements, COMMIT, on one pooled
- * connection. The events and
- * their rows commit together or not at all; a failing projection rolls the
- * append back and surfaces as InlineProjectionError (a 500 for the client,
- * nothing half-written).
+ * One or more streams' appends in one transaction, on one pooled
+ * connection, as one message: BEGIN, the streams' locks (several streams
+ * only), one es_append per stream, and COMMIT, unless inline projections
+ * read these events: then their statements and COMMIT follow. The events
+ * (and their rows) commit together or not at all. Values go as escaped
+ * literals (simple protocol: several statements in one message). now() is
+ * the transaction's timestamp, which es_events.created_at defaults to; events
+ * whose rows are written here are marked applied_inline (migration 0100), so
+ * `projections verify` knows those rows are in the live tables even past the
+ * runner's checkpoint.
+ *
+ * Several streams' advisory locks are all taken first, in the order of their
+ * keys: es_append's rule (migration 0100) that a stream's lock comes before
+ * the transaction's first write (the log's order is the xid's, taken at that
+ * write) must hold for every stream of the transaction, and one order for
+ * everyone makes two multi-stream appends unable to deadlock.
+ *
+ * A refused append throws AppendRefused once its connection is back in the
+ * pool (the caller classifies the cause, reading if it must, without holding
+ * a second connection); a failing projection InlineProjectionError (a 500
+ * for the client, nothing half-written).
  */
-async function appendWithInline(
-  pool: pg.Pool,
-  stream: string,
-  events: NewEvent[],
-  expected: ExpectedRevision,
-  inline: InlineProjections,
-): Promise<AppendResult> {
-  if (events.length === 0) throw new TypeError('appendToStream needs at least one event');
+async function appendAtomically(pool: pg.Pool, appends: StreamAppend[], inline: InlineProjections | undefined): Promise<AppendResult[]> {
+  if (appends.length === 0 || appends.some((a) => a.events.length === 0)) throw new TypeError('an append needs at least one event per stream');
+  const streams = appends.map((a) => a.stream);
+  if (new Set(streams).size !== streams.length) throw new TypeError('appendToStreams takes each stream once');
+  const inlined = appends.map((a) => inline !== undefined && a.events.some((e) => inline.handles(e.type)));
+  const withInline = inlined.includes(true);
+  const payloads = appends.map((a) => appendPayload(a.stream, a.events)); // may refuse an event: before a connection is taken
   const client = await pool.connect();
+  const literal = (v: string) => client.escapeLiteral(v);
+  const locks = appends.length > 1 ? 1 : 0; // es_append locks a lone stream itself
+  const message = [
+    'begin;',
+    ...(locks
+      ? [`select count(pg_advisory_xact_lock(1163084112, k)) from (select distinct hashtext(s) as k from unnest(array[${streams.map(literal).join(',')}]::text[]) s order by k) keys;`]
+      : []),
+    ...appends.map(
+      (a, i) =>
+        `select last_revision, last_transaction, last_position, now() as at from es_append(${literal(a.stream)}, ${expectedCode(a.expected)}, ${literal(payloads[i])}::jsonb, ${inlined[i]});`,
+    ),
+    ...(withInline ? [] : ['commit;']),
+  ].join('\n');
   let broken: Error | undefined;
-  let failedAppend: unknown = null;
+  let refused: AppendRefused | null = null;
   try {
-    let row: any;
+    let rows: any[] = [];
     try {
-      // BEGIN and the append in one message (simple protocol, so the values go as escaped
-      // literals): one round trip fewer per write. now() is the transaction's timestamp,
-      // which es_events.created_at defaults to. The events are marked applied_inline
-      // (migration 0100): `projections verify` then knows their rows are in the live tables
-      // even past the runner's checkpoint.
-      const literal = (v: string) => client.escapeLiteral(v);
-      const results = (await client.query(
-        `begin; select last_revision, last_transaction, last_position, now() as at
-         from es_append(${literal(stream)}, ${expectedCode(expected)}, ${literal(appendPayload(stream, events))}::jsonb, true)`,
-      )) as unknown as pg.QueryResult[];
-      row = results[1].rows[0];
+      const results = (await client.query(message)) as unknown as pg.QueryResult[];
+      rows = results.slice(1 + locks, 1 + locks + appends.length).map((r) => r.rows[0]);
     } catch (err) {
       await client.query('rollback').catch((e) => (broken = e));
-      failedAppend = err;
+      refused = new AppendRefused(err);
     }
-    if (failedAppend === null) {
-      const recorded = asRecorded(stream, events, Number(row.last_revision), row.last_transaction, row.last_position, row.at);
-      try {
-        await inline.apply(recorded, client);
-      } catch (err) {
-        await client.query('rollback').catch((e) => (broken = e));
-        // A lost connection stays recognisable through `cause` (the API answers 503 for it).
-        throw new InlineProjectionError(stream, err);
+    if (refused === null) {
+      if (withInline) {
+        const recorded = appends.flatMap((a, i) =>
+          inlined[i] ? asRecorded(a.stream, a.events, Number(rows[i].last_revision), rows[i].last_transaction, rows[i].last_position, rows[i].at) : [],
+        );
+        try {
+          await inline!.apply(recorded, client);
+        } catch (err) {
+          await client.query('rollback').catch((e) => (broken = e));
+          // A lost connection stays recognisable through `cause` (the API answers 503 for it).
+          throw new InlineProjectionError(streams.join(', '), err);
+        }
+        await client.query('commit');
       }
-      await client.query('commit');
-      return { nextRevision: Number(row.last_revision), position: encodePosition(row.last_transaction, row.last_position) };
+      return rows.map((r) => ({ nextRevision: Number(r.last_revision), position: encodePosition(r.last_transaction, r.last_position) }));
     }
   } catch (err) {
     // COMMIT failed: the connection is suspect, do not pool it again.
@@ -215,75 +242,28 @@ async function appendWithInline(
   } finally {
     client.release(broken);
   }
-  // The append failed and its transaction is gone; the connection is back in the pool before
-  // the error is classified (an idempotent retry or a conflict, answered as in autocommit), so
-  // appenders that all conflict at once never wait for a second connection while holding one.
-  return appendInTransaction(pool, stream, events, expected, failedAppend);
+  throw refused;
 }
 
-/**
- * appendToStreams (types.ts): several streams' appends in one transaction,
- * sent as one message (BEGIN, the streams' locks, one es_append per stream,
- * COMMIT), or, when inline projections read these events, their statements
- * and COMMIT after it. The streams' advisory locks are all taken first, in the order of
- * their keys: es_append's rule (migration 0100) that a stream's lock comes
- * before the transaction's first write (the log's order is the xid's, taken
- * at that write) must hold for every stream of the transaction, and one
- * order for everyone makes two multi-stream appends unable to deadlock.
- * On a conflict the streams' heads are read to name the one that moved.
- */
-async function appendMany(pool: pg.Pool, appends: StreamAppend[], inline: InlineProjections | undefined): Promise<AppendResult[]> {
-  if (appends.length === 0 || appends.some((a) => a.events.length === 0)) throw new TypeError('appendToStreams needs at least one event per stream');
-  const streams = appends.map((a) => a.stream);
-  if (new Set(streams).size !== streams.length) throw new TypeError('appendToStreams takes each stream once');
-  const client = await pool.connect();
-  let broken: Error | undefined;
-  let failed: unknown = null;
+/** An append whose events an inline projection reads: its rows commit with it (appendAtomically). */
+async function appendWithInline(pool: pg.Pool, stream: string, events: NewEvent[], expected: ExpectedRevision, inline: InlineProjections): Promise<AppendResult> {
   try {
-    const literal = (v: string) => client.escapeLiteral(v);
-    const inlined = appends.map((a) => inline !== undefined && a.events.some((e) => inline.handles(e.type)));
-    // Without inline rows to write, COMMIT goes in the same message: the whole append is one round trip.
-    const withInline = inlined.includes(true);
-    let rows: any[] = [];
-    try {
-      const results = (await client.query(
-        `begin;
-         select count(pg_advisory_xact_lock(1163084112, k)) from (select distinct hashtext(s) as k from unnest(array[${streams.map(literal).join(',')}]::text[]) s order by k) keys;
-         ${appends
-           .map(
-             (a, i) =>
-               `select last_revision, last_transaction, last_position, now() as at from es_append(${literal(a.stream)}, ${expectedCode(a.expected)}, ${literal(appendPayload(a.stream, a.events))}::jsonb, ${inlined[i]});`,
-           )
-           .join('\n')}
-         ${withInline ? '' : 'commit;'}`,
-      )) as unknown as pg.QueryResult[];
-      rows = results.slice(2, 2 + appends.length).map((r) => r.rows[0]);
-    } catch (err) {
-      await client.query('rollback').catch((e) => (broken = e));
-      failed = err;
-    }
-    const results = () => rows.map((r) => ({ nextRevision: Number(r.last_revision), position: encodePosition(r.last_transaction, r.last_position) }));
-    if (failed === null && !withInline) return results();
-    if (failed === null) {
-      const recorded = appends.flatMap((a, i) =>
-        inlined[i] ? asRecorded(a.stream, a.events, Number(rows[i].last_revision), rows[i].last_transaction, rows[i].last_position, rows[i].at) : [],
-      );
-      try {
-        await inline!.apply(recorded, client);
-      } catch (err) {
-        await client.query('rollback').catch((e) => (broken = e));
-        throw new InlineProjectionError(streams.join(', '), err);
-      }
-      await client.query('commit');
-      return results();
-    }
+    return (await appendAtomically(pool, [{ stream, events, expected }], inline))[0];
   } catch (err) {
-    if (!(err instanceof InlineProjectionError)) broken ??= err as Error;
-    throw err;
-  } finally {
-    client.release(broken);
+    if (!(err instanceof AppendRefused)) throw err;
+    // Classified as in autocommit: an idempotent retry answers as then, a conflict is WrongExpectedVersionError.
+    return appendInTransaction(pool, stream, events, expected, err.cause);
   }
-  throw await whichStreamFailed(pool, appends, failed);
+}
+
+/** appendToStreams (types.ts): on a refusal, the stream that moved is named (whichStreamFailed). */
+async function appendMany(pool: pg.Pool, appends: StreamAppend[], inline: InlineProjections | undefined): Promise<AppendResult[]> {
+  try {
+    return await appendAtomically(pool, appends, inline);
+  } catch (err) {
+    if (!(err instanceof AppendRefused)) throw err;
+    throw await whichStreamFailed(pool, appends, err.cause);
+  }
 }
 
 /** The error of a failed appendMany: WrongExpectedVersionError on the stream that moved (or whose event id is stored), else the error itself. */
