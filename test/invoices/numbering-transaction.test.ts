@@ -41,7 +41,7 @@ describe('invoice numbering in the invoices\' transaction (assignWithin)', funct
     // c's stream exists already: its append below expects no stream, as a finalize whose invoice was just edited.
     await store.appendToStream(`test-${c}`, [numbered('none', org)], 'no_stream');
     const within = (invoiceId: string) =>
-      numbering.assignWithin(org, 2026, invoiceId, metadata(org), (number) => ({ stream: `test-${invoiceId}`, events: [numbered(number, org)], expected: 'no_stream' }));
+      numbering.assignWithin(org, 2026, invoiceId, metadata(org), { stream: `test-${invoiceId}`, expected: 'no_stream', events: (number) => [numbered(number, org)] });
     // a goes out alone; b, c and d queue behind it and go out as one batch.
     const outcomes = await Promise.allSettled([within(a), within(b), within(c), within(d)]);
 
@@ -68,9 +68,13 @@ describe('invoice numbering in the invoices\' transaction (assignWithin)', funct
     const numbering = new InvoiceNumbering(store);
     const ids = [uuid(), uuid(), uuid(), uuid()];
     const within = (invoiceId: string, broken = false) =>
-      numbering.assignWithin(org, 2026, invoiceId, metadata(org), (number) => {
-        if (broken) throw new Error('cannot complete (test)');
-        return { stream: `test-${invoiceId}`, events: [numbered(number, org)], expected: 'no_stream' };
+      numbering.assignWithin(org, 2026, invoiceId, metadata(org), {
+        stream: `test-${invoiceId}`,
+        expected: 'no_stream',
+        events(number) {
+          if (broken) throw new Error('cannot complete (test)');
+          return [numbered(number, org)];
+        },
       });
     const outcomes = await Promise.allSettled([within(ids[0]), within(ids[1]), within(ids[2], true), within(ids[3])]);
     expect(outcomes.map((o) => (o.status === 'fulfilled' ? o.value.number : (o.reason as Error).message))).to.deep.equal([
@@ -89,7 +93,7 @@ describe('invoice numbering in the invoices\' transaction (assignWithin)', funct
     const id = uuid();
     expect(await numbering.assign(org, 2026, id, metadata(org))).to.equal('INV-2026-000001'); // given, not yet on its invoice
     const before = calls.length;
-    const { number } = await numbering.assignWithin(org, 2026, id, metadata(org), (n) => ({ stream: `test-${id}`, events: [numbered(n, org)], expected: 'no_stream' }));
+    const { number } = await numbering.assignWithin(org, 2026, id, metadata(org), { stream: `test-${id}`, expected: 'no_stream', events: (n) => [numbered(n, org)] });
     expect(number).to.equal('INV-2026-000001');
     expect(calls.slice(before)).to.deep.equal([1]);
     expect(await store.readStream(`invoicenumbers-${org}-2026`)).to.have.length(1);

@@ -71,9 +71,14 @@ async function appendWithNumber(
   const locked = decided.reduce(invoiceDecider.evolve, state);
   const metadata = lock[0].metadata;
   let completion: InvoiceEvent[] = [];
-  const { result } = await invoiceNumbering(w.store).assignWithin(w.organizationId, numberingYear(locked.invoice!), invoiceId, metadata, (number) => {
-    completion = invoiceDecider.decide({ type: 'CompleteFinalization', data: { invoice_id: invoiceId, invoice_number: number }, metadata: commandMetadataOf(metadata) }, locked);
-    return { stream: invoiceStream(invoiceId), events: [...lock, ...completion.map((e) => ({ id: uuidv7(), type: e.type, data: e.data, metadata }))], expected };
+  const { result } = await invoiceNumbering(w.store).assignWithin(w.organizationId, numberingYear(locked.invoice!), invoiceId, metadata, {
+    stream: invoiceStream(invoiceId),
+    expected,
+    events(number) {
+      // The completion of the append that commits is the one decided last.
+      completion = invoiceDecider.decide({ type: 'CompleteFinalization', data: { invoice_id: invoiceId, invoice_number: number }, metadata: commandMetadataOf(metadata) }, locked);
+      return [...lock, ...completion.map((e) => ({ id: uuidv7(), type: e.type, data: e.data, metadata }))];
+    },
   });
   return { result, appended: [...decided, ...completion] };
 }

@@ -21,8 +21,9 @@
  * invoice's lock and completion then commit in ONE transaction (one WAL
  * flush for the batch instead of three per finalize), and there is no step
  * for recovery to finish. Should one invoice's stream have moved (a
- * concurrent PATCH), the batch is retried one invoice at a time, so only
- * that invoice's request reloads.
+ * concurrent PATCH), that invoice is refused (its request reloads) and the
+ * others go again together; should one invoice's completion or inline rows
+ * fail, the batch goes again one invoice at a time, so only it fails.
  */
 import { v7 as uuidv7 } from 'uuid';
 import type { AppendResult, EventMetadata, EventStore, ExpectedRevision, NewEvent, StreamAppend } from '../../eventstore/types.ts';
@@ -43,12 +44,18 @@ interface Pending {
   invoiceId: string;
   year: number;
   metadata: EventMetadata;
-  /** assignWithin: the invoice's own append given its number, committed with the number's event. */
-  withNumber?: (number: string) => StreamAppend;
-  /** The stream of the invoice's own append, once withNumber made it. */
-  invoiceStream?: string;
+  /** assignWithin: the invoice's own append, committed with the number's event. */
+  invoice?: InvoiceAppend;
   resolve(outcome: Assigned): void;
   reject(err: unknown): void;
+}
+
+/** The invoice's own part of assignWithin's transaction: its events once its number is known. */
+export interface InvoiceAppend {
+  stream: string;
+  expected: ExpectedRevision;
+  /** Called with the number (again, with another, after a numbering conflict). */
+  events(number: string): NewEvent[];
 }
 
 /** A number and, for assignWithin, the result of the invoice's own append. */
@@ -100,24 +107,17 @@ export class InvoiceNumbering {
   }
 
   /**
-   * The invoice's number and its own append (`withNumber`, called with the
-   * number, perhaps again after a numbering conflict) in one transaction;
-   * only on a store with appendToStreams. Rejects with the invoice stream's
+   * The invoice's number and its own append in one transaction; only on a
+   * store with appendToStreams. Rejects with the invoice stream's
    * WrongExpectedVersionError when that stream moved.
    */
-  async assignWithin(
-    organizationId: string,
-    year: number,
-    invoiceId: string,
-    metadata: EventMetadata,
-    withNumber: (number: string) => StreamAppend,
-  ): Promise<{ number: string; result: AppendResult }> {
+  async assignWithin(organizationId: string, year: number, invoiceId: string, metadata: EventMetadata, invoice: InvoiceAppend): Promise<{ number: string; result: AppendResult }> {
     if (!this.store.appendToStreams) throw new TypeError('assignWithin needs a store with appendToStreams');
-    const { number, result } = await this.enqueue(organizationId, year, invoiceId, metadata, withNumber);
+    const { number, result } = await this.enqueue(organizationId, year, invoiceId, metadata, invoice);
     return { number, result: result! };
   }
 
-  private enqueue(organizationId: string, year: number, invoiceId: string, metadata: EventMetadata, withNumber?: Pending['withNumber']): Promise<Assigned> {
+  private enqueue(organizationId: string, year: number, invoiceId: string, metadata: EventMetadata, invoice?: InvoiceAppend): Promise<Assigned> {
     const stream = invoiceNumberStream(organizationId, year);
     let cached = this.streams.get(stream);
     if (!cached) {
@@ -130,9 +130,9 @@ export class InvoiceNumbering {
     // A number the cache already knows is final, it is in the stream, unless a batch is in flight:
     // its numbers are folded in before they commit (and taken out if they do not).
     const known = entry.draining ? null : numberFor(entry.state, invoiceId);
-    if (known && !withNumber) return Promise.resolve({ number: known, result: null });
+    if (known && !invoice) return Promise.resolve({ number: known, result: null });
     return new Promise((resolve, reject) => {
-      entry.queue.push({ invoiceId, year, metadata, withNumber, resolve, reject });
+      entry.queue.push({ invoiceId, year, metadata, invoice, resolve, reject });
       if (!entry.draining) void this.drain(stream, entry);
     });
   }
@@ -167,7 +167,7 @@ export class InvoiceNumbering {
       // In these two cases nothing was written, the fold was undone and the cache is still right.
       if (err instanceof InvoiceStreamMoved) {
         // The invoice whose stream moved is refused (its request reloads); the others go again together.
-        const named = batch.filter((p) => p.invoiceStream === err.conflict.stream);
+        const named = batch.filter((p) => p.invoice?.stream === err.conflict.stream);
         const moved = named.length > 0 ? named : batch; // (the store names a stream of the call: never empty)
         moved.forEach((p) => p.reject(err.conflict));
         const rest = batch.filter((p) => !moved.includes(p));
@@ -214,15 +214,20 @@ export class InvoiceNumbering {
       }
       const numbers = batch.map((p) => numberFor(entry.state, p.invoiceId) as string);
       const expected: ExpectedRevision = entry.revision === -1 ? 'no_stream' : entry.revision;
+      // Undo the optimistic fold when nothing is appended: those numbers were not given.
+      const undo = () => {
+        for (const id of added) entry.state.byInvoice.delete(id);
+        entry.state.next = before;
+      };
+      let own: (StreamAppend | null)[];
       try {
-        let own: (StreamAppend | null)[];
-        try {
-          own = batch.map((p, i) => p.withNumber?.(numbers[i]) ?? null);
-          own.forEach((a, i) => (batch[i].invoiceStream = a?.stream));
-        } catch (err) {
-          throw new BatchRefused(err);
-        }
-        const invoiceAppends = own.filter((a): a is StreamAppend => a !== null);
+        own = batch.map((p, i) => (p.invoice ? { stream: p.invoice.stream, expected: p.invoice.expected, events: p.invoice.events(numbers[i]) } : null));
+      } catch (err) {
+        undo();
+        throw new BatchRefused(err);
+      }
+      const invoiceAppends = own.filter((a): a is StreamAppend => a !== null);
+      try {
         if (invoiceAppends.length === 0) {
           if (events.length > 0) entry.revision = (await this.store.appendToStream(stream, events, expected)).nextRevision;
           return numbers.map((number) => ({ number, result: null }));
@@ -233,10 +238,7 @@ export class InvoiceNumbering {
         let next = 0;
         return numbers.map((number, i) => ({ number, result: own[i] ? results[next++] : null }));
       } catch (err) {
-        // Undo the optimistic fold: those numbers were not given.
-        for (const id of added) entry.state.byInvoice.delete(id);
-        entry.state.next = before;
-        if (err instanceof BatchRefused) throw err;
+        undo();
         if (err instanceof InlineProjectionError) throw new BatchRefused(err);
         if (err instanceof WrongExpectedVersionError && err.stream !== stream) throw new InvoiceStreamMoved(err);
         if (!(err instanceof WrongExpectedVersionError) || attempt >= MAX_ATTEMPTS) throw err;
