@@ -36,9 +36,9 @@ export interface Config {
   /**
    * INLINE_PROJECTIONS: on PostgreSQL, whether the read models that writes answer from are written in
    * the append's transaction: `true` always, `false` never (every projector async, as with
-   * EventStoreDB), `auto` when the append is the only one in flight in the process (a lone write is
-   * answered without waiting for a runner; under load the runners batch). docs/architecture.md
-   * "Inline projections".
+   * EventStoreDB), `auto` (the default) for the write of the only request the process is serving (a
+   * lone write is answered without waiting for a runner; under load the runners batch).
+   * docs/architecture.md "Inline projections".
    */
   inlineProjections: InlineMode;
   /** WEBHOOK_TIMEOUT_MS: a webhook attempt fails after this long without an answer. */

@@ -8,9 +8,10 @@
  * the snapshot the projector will store, rather than an error that would
  * invite a duplicate retry.
  *
- * With inline projections (the PostgreSQL event store; src/projections/inline.ts)
- * the rows committed in the append's transaction: no wait, the read finds
- * them. With EventStoreDB the projectors run async and the wait stays.
+ * When the write's append wrote its rows inline (the PostgreSQL event store;
+ * src/projections/inline.ts) they committed with it: no wait, the read finds
+ * them. Otherwise (under load with INLINE_PROJECTIONS=auto, with false, with
+ * EventStoreDB) the projectors run async and the wait stays.
  *
  * Each router declares its resource once (`WrittenResource`) and answers
  * every write with `answerAfterWrite(ctx, resource, result)`.
@@ -40,7 +41,7 @@ export interface WrittenResource<R> {
 
 export async function answerAfterWrite<R>(ctx: RequestContext, resource: WrittenResource<R>, result: R, status = 200): Promise<JsonReply> {
   const position = resource.position(result);
-  // Inline projections (docs/architecture.md): the rows committed with the events, nothing to wait for.
+  // An append whose rows were written inline (docs/architecture.md "Inline projections") has nothing to wait for.
   const caughtUp = position === null || ctx.rt.inline?.answered(position, resource.projectors) || (await ctx.rt.progress.waitFor(position, undefined, resource.projectors));
   if (caughtUp) {
     const stored = await resource.read(ctx, result);

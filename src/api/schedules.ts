@@ -56,7 +56,7 @@ function write(ctx: RequestContext): ScheduleWrite {
 async function answer(ctx: RequestContext, result: ScheduleResult, status = 200): Promise<JsonReply> {
   const decided = result.state.schedule!;
   const db = ctx.rt.database.db;
-  // Inline projections (src/projections/inline.ts): the row committed with the event, no wait.
+  // Written inline (src/projections/inline.ts): the row committed with the event, no wait.
   if (result.position === null || ctx.rt.inline?.answered(result.position, ['schedules']) || (await ctx.rt.progress.waitFor(result.position, undefined, ['schedules']))) {
     const stored = await getSchedule(db, organizationOf(ctx), decided.id);
     if (stored && stored.version >= decided.version) return { status, data: stored, version: stored.version };
