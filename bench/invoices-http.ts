@@ -56,12 +56,12 @@ export interface ServerProcess {
 }
 
 /**
- * Starts `node --import tsx <entry>` and waits for GET /healthz.
+ * Starts `node --import tsx <entry>` (plain `node <entry>` for compiled JavaScript) and waits for GET /healthz.
  * BENCH_CPU_PROF=<dir> writes a V8 CPU profile of each server to <dir> when it stops.
  */
-export async function startProcess(entry: string, port: number, env: Record<string, string>, args: string[] = []): Promise<ServerProcess> {
+export async function startProcess(entry: string, port: number, env: Record<string, string>, args: string[] = [], nodeFlags: string[] = []): Promise<ServerProcess> {
   const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF] : [];
-  const child: ChildProcess = spawn(process.execPath, [...profile, '--import', 'tsx', entry, ...args], {
+  const child: ChildProcess = spawn(process.execPath, [...profile, ...nodeFlags, ...(entry.endsWith('.ts') ? ['--import', 'tsx'] : []), entry, ...args], {
     env: { ...process.env, ...env, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -62,7 +62,7 @@ interface Warm {
 }
 
 /** A warm page's renderer collects its garbage after this many renders (see the header). */
-export const GC_EVERY = 16;
+export const GC_EVERY = 4;
 
 /** What the printer keeps beside a warm page: its DevTools session (for the collections) and its renders. */
 const warmPages = new WeakMap<Page, { session: CDPSession; renders: number }>();
