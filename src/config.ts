@@ -47,6 +47,8 @@ export interface Config {
   webhookSecretKey: Buffer | null;
   /** PDF_RENDER_TIMEOUT_MS: one PDF render is stopped after this long. */
   pdfRenderTimeoutMs: number;
+  /** PDF_PAGES: warm Chromium pages printing at once (each a renderer process of some 35 MiB). */
+  pdfPages: number;
   /** PDF_CACHE_MB: rendered PDFs kept in memory, in MiB (0: only concurrent requests share a render). */
   pdfCacheMb: number;
   /** DEMO_BOOTSTRAP: demo data on the first start of an empty test-mode database. */
@@ -72,6 +74,13 @@ function parseCount(env: Env, name: string, fallback: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   if (!/^\d+$/.test(raw)) throw new ConfigError(name, `"${raw}" is not a whole number`);
+  return Number(raw);
+}
+
+function parseRange(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) throw new ConfigError(name, `"${raw}" is not a whole number from ${min} to ${max}`);
   return Number(raw);
 }
 
@@ -201,6 +210,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookSecretKey: webhookSecretKeyFrom(env),
     pdfRenderTimeoutMs: parseMs(env, 'PDF_RENDER_TIMEOUT_MS', 20_000, 100),
     pdfCacheMb: parseCount(env, 'PDF_CACHE_MB', 16),
+    pdfPages: parseRange(env, 'PDF_PAGES', 1, 1, 16),
     demoBootstrap: parseBool(env, 'DEMO_BOOTSTRAP') ?? true,
     metricsPort: parseOptionalPort(env, 'METRICS_PORT'),
     startedByNpm: Boolean(env.npm_lifecycle_event),

@@ -2,7 +2,8 @@
  * One DocumentService per runtime (so one warm browser per process),
  * created on the first document request and closed with the runtime.
  * PDF_RENDER_TIMEOUT_MS (rt.config.pdfRenderTimeoutMs, default 20000) bounds one render;
- * PDF_CACHE_MB (rt.config.pdfCacheMb, default 16) is the cache's budget.
+ * PDF_CACHE_MB (rt.config.pdfCacheMb, default 16) is the cache's budget; PDF_PAGES
+ * (rt.config.pdfPages, default 1) the warm pages printing at once.
  */
 import type { Runtime } from '../runtime.ts';
 import { DocumentService } from './service.ts';
@@ -16,6 +17,7 @@ export function documentsFor(rt: Runtime): DocumentService {
       chromiumPath: rt.config.chromiumPath,
       renderTimeoutMs: rt.config.pdfRenderTimeoutMs,
       cacheBytes: rt.config.pdfCacheMb * 1024 * 1024,
+      pages: rt.config.pdfPages,
     });
     service = created;
     services.set(rt, created);

@@ -5,8 +5,9 @@
  *   runs no script of its own and has every request aborted: a document is
  *   self-contained, so anything that tries to load is a bug or an
  *   injection, never a fetch.
- * - Invoices (`printDocument`) go to warm pages: a few pages (`pages`, 2 by
- *   default) that loaded the fonts once, when they were opened, and keep
+ * - Invoices (`printDocument`) go to warm pages (`pages`: PDF_PAGES, 1 by
+ *   default: one renderer process prints some 30 PDFs/s, and each more page
+ *   is a renderer of its own, docs/documents.md "Warm pages") that loaded the fonts once, when they were opened, and keep
  *   them; each render replaces everything else in the page (the <html>
  *   attributes, the title, the styles, the body), so nothing of one invoice
  *   is left for the next. A page in trouble (an error, a timeout) is closed
@@ -193,7 +194,7 @@ export class PdfPrinter {
         // The tab a browser starts with holds a renderer (some 18 MiB) that would never print.
         for (const blank of await browser.pages()) await blank.close();
         const context = await browser.createBrowserContext();
-        const pages = new PagePool(this.options.pages ?? 2, () => this.openWarmPage(context));
+        const pages = new PagePool(this.options.pages ?? 1, () => this.openWarmPage(context));
         const version = (await browser.version()).replace(/^[^/]*\//, ''); // "HeadlessChrome/156.0..." -> "156.0..."
         this.state.launches++;
         Object.assign(this.state, { state: 'ready', version, error: null });

@@ -26,9 +26,11 @@ export interface DocumentServiceOptions {
   renderTimeoutMs?: number;
   /**
    * Cache budget in bytes (default 16 MiB: some 400 one-page invoices of 26 to 48 KB: a small part of the
-   * server's memory with its warm browser, some 480 MiB, docs/performance.md "PDF memory").
+   * server's memory with its warm browser, some 360 MiB, docs/performance.md "PDF memory, again").
    */
   cacheBytes?: number;
+  /** Warm pages printing at once (the printer's default, 1, when not given). */
+  pages?: number;
   /** The naive baseline of the benchmark: a new browser context per render and no cache. */
   naive?: boolean;
 }
@@ -48,7 +50,7 @@ export class DocumentService {
   readonly cache: DocumentCache;
 
   constructor(private readonly deps: { pool: pg.Pool; db: Kysely<Database>; store: EventStore }, private readonly options: DocumentServiceOptions) {
-    this.printer = new PdfPrinter({ chromiumPath: options.chromiumPath, timeoutMs: options.renderTimeoutMs ?? 20_000, newContextPerPrint: options.naive });
+    this.printer = new PdfPrinter({ chromiumPath: options.chromiumPath, timeoutMs: options.renderTimeoutMs ?? 20_000, newContextPerPrint: options.naive, pages: options.pages });
     this.cache = new DocumentCache(options.cacheBytes ?? 16 * 1024 * 1024);
   }
 

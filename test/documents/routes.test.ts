@@ -209,3 +209,33 @@ describe('documents: without Chromium', function () {
     expect(JSON.stringify(ready)).not.to.include('/nonexistent');
   });
 });
+
+describe('documents: PDF_PAGES, the warm pages printing at once', function () {
+  this.timeout(300_000);
+
+  // Four distinct invoices' PDFs asked for at once: each is a render, so a printer with room for them opens a page each.
+  const concurrentRenders = async (env: Record<string, string>) => {
+    const server = await startTestServer({ env });
+    try {
+      const api = await invoicesClient(server);
+      const customer = await api.customer();
+      const invoices = [];
+      for (let i = 0; i < 4; i++) invoices.push(await api.finalized(customer.id));
+      const answers = await Promise.all(invoices.map((inv) => raw(`${api.url}/invoices/${inv.id}/pdf`, api.secret)));
+      expect(answers.map((a) => a.status)).to.deep.equal([200, 200, 200, 200]);
+      const service = documentsFor(server.server.runtime);
+      expect(service.cache.renders).to.equal(4);
+      return service.printer.status().pages_opened;
+    } finally {
+      await server.stop();
+    }
+  };
+
+  it('one page by default: concurrent renders wait for it', async () => {
+    expect(await concurrentRenders({})).to.equal(1);
+  });
+
+  it('PDF_PAGES=2: two pages print at once', async () => {
+    expect(await concurrentRenders({ PDF_PAGES: '2' })).to.equal(2);
+  });
+});
