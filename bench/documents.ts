@@ -14,8 +14,9 @@
  *          xmlbuilder2 and serialized (bench/support/ubl-dom.ts: the former
  *          implementation, same bytes)
  *
- * Memory: the server process (src/main.ts) with its warm browser, after it
- * printed PDFs through HTTP (PSS of the process and its Chromium).
+ * Memory: the server as the image runs it (dist/main.js) with its warm
+ * browser, after it printed PDFs through HTTP: its Node process's RSS plus
+ * its Chromium's PSS (see serverMemory).
  * BENCH_SCALE (default 1) multiplies the counts.
  */
 import { execFileSync } from 'node:child_process';

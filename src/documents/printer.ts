@@ -70,7 +70,9 @@ const warmPages = new WeakMap<Page, { session: CDPSession; renders: number }>();
 
 /**
  * Up to `max` warm pages of one context. `acquire` hands out an idle page,
- * opens one while fewer than `max` exist, else waits for a release.
+ * opens one while fewer than `max` exist, else waits for a release, at
+ * most `waitMs`: a render stuck on the only page (until its own timeout)
+ * must not hold every request queued behind it for as long again each.
  */
 class PagePool {
   private readonly idle: Page[] = [];
@@ -79,7 +81,8 @@ class PagePool {
 
   constructor(private readonly max: number, private readonly openPage: () => Promise<Page>) {}
 
-  async acquire(): Promise<Page> {
+  async acquire(waitMs: number): Promise<Page> {
+    const deadline = Date.now() + waitMs;
     for (;;) {
       const page = this.idle.pop();
       if (page) {
@@ -96,8 +99,24 @@ class PagePool {
           throw err;
         }
       }
-      await new Promise<void>((resolve) => this.waiting.push(resolve));
+      await this.released(deadline, waitMs);
     }
+  }
+
+  /** Resolves at the next release, or rejects with PdfUnavailable 'timeout' at `deadline`. */
+  private released(deadline: number, waitMs: number): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        const i = this.waiting.indexOf(wake);
+        if (i >= 0) this.waiting.splice(i, 1);
+        reject(new PdfUnavailable(`no page was free to print on within ${waitMs} ms (PDF_PAGES: ${this.max})`, 'timeout'));
+      }, Math.max(0, deadline - Date.now()));
+      this.waiting.push(wake);
+    });
   }
 
   /** A page back after a clean render, ready for the next one. */
@@ -148,7 +167,16 @@ export class PdfPrinter {
   private state: PrinterStatus = { state: 'not_started', executable: null, version: null, error: null, blocked_requests: 0, launches: 0, pages_opened: 0, collections: 0 };
   private closed = false;
 
-  constructor(private readonly options: { chromiumPath: string | null; timeoutMs: number; newContextPerPrint?: boolean; pages?: number }) {}
+  constructor(
+    private readonly options: {
+      chromiumPath: string | null;
+      timeoutMs: number;
+      newContextPerPrint?: boolean;
+      pages?: number;
+      /** How long a render waits for a free page (default: timeoutMs). */
+      pageWaitMs?: number;
+    },
+  ) {}
 
   /** The benchmark's naive baseline: a new context per print, every document whole (fonts inlined). */
   get naive(): boolean {
@@ -295,7 +323,7 @@ export class PdfPrinter {
    */
   async printDocument(doc: PrintableDocument): Promise<Buffer> {
     const warm = await this.ready();
-    const page = await warm.pages.acquire();
+    const page = await warm.pages.acquire(this.options.pageWaitMs ?? this.options.timeoutMs);
     let outcome: 'printed' | 'abandoned' | 'failed' = 'failed';
     try {
       const pdf = await this.render(warm, page, async () => {

@@ -173,6 +173,25 @@ describe('documents: PDF', function () {
     }
   });
 
+  it('a render waits for a free page at most its wait (the render timeout by default), then answers timeout', async () => {
+    const one = new PdfPrinter({ chromiumPath: process.env.CHROMIUM_PATH || null, timeoutMs: 60_000, pages: 1, pageWaitMs: 200 });
+    try {
+      await renderPdf(one, sample(), 'fr'); // launched, its one page open
+      let longDone = false;
+      const long = renderPdf(one, makeSource({ lines: manyLines(500) }), 'fr').finally(() => (longDone = true)); // holds the page for a second or more
+      const err = await renderPdf(one, sample(), 'ar').then(() => null, (e) => e);
+      expect(err).to.be.instanceOf(PdfUnavailable);
+      expect(err.reason).to.equal('timeout');
+      expect(err.message).to.include('no page was free');
+      expect(longDone, 'answered before the render holding the page ended').to.equal(false);
+      expect((await long).subarray(0, 5).toString()).to.equal('%PDF-'); // the render holding the page is not disturbed
+      expect((await pdfPages(await renderPdf(one, sample(), 'en'))).join(' ')).to.include(sample().invoice.invoice_number!); // the page went back
+      expect(one.status().pages_opened).to.equal(1);
+    } finally {
+      await one.close();
+    }
+  });
+
   it('a browser that hangs (stopped) is killed after the render timeout, and the next render launches another', async () => {
     const hung = new PdfPrinter({ chromiumPath: process.env.CHROMIUM_PATH || null, timeoutMs: 1000, pages: 1 });
     const alive = (pid: number) => {

@@ -36,6 +36,7 @@ describe('start-up configuration errors', () => {
     ['PDF_CACHE_MB not a whole number', { PDF_CACHE_MB: '16M' }, [], /^error: PDF_CACHE_MB: "16M" is not a whole number/],
     ['PDF_PAGES zero', { PDF_PAGES: '0' }, [], /^error: PDF_PAGES: "0" is not a whole number from 1 to 16/],
     ['PDF_PAGES not a number', { PDF_PAGES: 'two' }, [], /^error: PDF_PAGES: "two" is not a whole number from 1 to 16/],
+    ['PDF_PAGES over 16', { PDF_PAGES: '17' }, [], /^error: PDF_PAGES: "17" is not a whole number from 1 to 16/],
     ['INLINE_PROJECTIONS neither a boolean nor auto', { INLINE_PROJECTIONS: 'sometimes' }, [], /^error: INLINE_PROJECTIONS: "sometimes" is not true, false or auto/],
     ['DEMO_BOOTSTRAP not a boolean', { DEMO_BOOTSTRAP: 'no' }, [], /^error: DEMO_BOOTSTRAP: "no" is not true or false/],
     ['SCHEDULER_CRON not cron', { SCHEDULER_CRON: 'hourly' }, [], /^error: SCHEDULER_CRON: "hourly" is not a cron expression/],
