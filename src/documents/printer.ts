@@ -11,8 +11,9 @@
  *   them; each render replaces everything else in the page (the <html>
  *   attributes, the title, the styles, the body), so nothing of one invoice
  *   is left for the next. A page in trouble (an error, a timeout) is closed
- *   instead of going back. Renders beyond `pages` wait for a free page,
- *   which also bounds Chromium's memory. Arbitrary HTML (`print`) gets a new
+ *   instead of going back. Renders beyond `pages` wait for a free page (at
+ *   most `pageWaitMs`, the render timeout by default, then PdfUnavailable
+ *   'timeout'), which also bounds Chromium's memory. Arbitrary HTML (`print`) gets a new
  *   page, closed afterwards.
  * - A print that takes longer than `timeoutMs` is abandoned: its page is
  *   closed (the browser killed if the page will not close) and the caller gets
