@@ -70,18 +70,15 @@ function parsePort(env: Env): number {
   return port;
 }
 
-function parseCount(env: Env, name: string, fallback: number): number {
+/** A whole number, within `range` when one is given. */
+function parseCount(env: Env, name: string, fallback: number, range?: { min: number; max: number }): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `"${raw}" is not a whole number`);
-  return Number(raw);
-}
-
-function parseRange(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) throw new ConfigError(name, `"${raw}" is not a whole number from ${min} to ${max}`);
-  return Number(raw);
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || (range && (n < range.min || n > range.max))) {
+    throw new ConfigError(name, `"${raw}" is not a whole number${range ? ` from ${range.min} to ${range.max}` : ''}`);
+  }
+  return n;
 }
 
 function parseOptionalPort(env: Env, name: string): number | null {
@@ -210,7 +207,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookSecretKey: webhookSecretKeyFrom(env),
     pdfRenderTimeoutMs: parseMs(env, 'PDF_RENDER_TIMEOUT_MS', 20_000, 100),
     pdfCacheMb: parseCount(env, 'PDF_CACHE_MB', 16),
-    pdfPages: parseRange(env, 'PDF_PAGES', 1, 1, 16),
+    pdfPages: parseCount(env, 'PDF_PAGES', 1, { min: 1, max: 16 }),
     demoBootstrap: parseBool(env, 'DEMO_BOOTSTRAP') ?? true,
     metricsPort: parseOptionalPort(env, 'METRICS_PORT'),
     startedByNpm: Boolean(env.npm_lifecycle_event),

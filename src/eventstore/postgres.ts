@@ -82,7 +82,6 @@ export interface InlineProjections {
   apply(events: RecordedEvent[], client: pg.PoolClient): Promise<void>;
 }
 
-
 /** A retried append whose events are all stored already succeeded before: answer as then. */
 async function previousAppend(db: Queryable, stream: string, events: NewEvent[]): Promise<AppendResult | null> {
   const { rows } = await db.query(
