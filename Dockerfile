@@ -16,7 +16,9 @@ FROM node:26-trixie-slim
 RUN apt-get update \
  && apt-get install -y --no-install-recommends chromium-headless-shell ca-certificates \
  && rm -rf /var/lib/apt/lists/*
-ENV CHROMIUM_PATH=/usr/lib/chromium/chromium-headless-shell NODE_ENV=production
+# NODE_OPTIONS: V8's young generation at 2 x 8 MiB instead of 2 x 16 for every node of the image (the server,
+# its roles, the admin CLI): some 15 MiB less, no CPU per request measurable above the noise.
+ENV CHROMIUM_PATH=/usr/lib/chromium/chromium-headless-shell NODE_ENV=production NODE_OPTIONS=--max-semi-space-size=8
 
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -26,7 +28,6 @@ COPY --from=build /app/dist ./dist
 
 USER node
 EXPOSE 3000
-# The compiled server: no TypeScript loader in the process (some 35 MiB less than `npm start`'s tsx), and
-# V8's young generation at 2 x 8 MiB instead of 2 x 16 (as `npm start`; no measurable CPU per request):
+# The compiled server: no TypeScript loader in the process (some 35 MiB less than `npm start`'s tsx):
 # docs/performance.md "PDF memory, again". `npm run admin` keeps running the CLI from src/ through tsx.
-CMD ["node", "--max-semi-space-size=8", "dist/main.js"]
+CMD ["node", "dist/main.js"]

@@ -57,8 +57,8 @@ const localeOf = (i: number): DocumentLocale => (i % 2 === 0 ? 'fr' : 'ar');
 
 /**
  * The server's memory with its warm browser: the server as the Dockerfile
- * runs it (compiled by `npm run build`, `node --max-semi-space-size=8
- * dist/main.js`: no TypeScript loader), on a database of its own, after it
+ * runs it (compiled by `npm run build`, `node dist/main.js` with the
+ * image's NODE_OPTIONS=--max-semi-space-size=8: no TypeScript loader), on a database of its own, after it
  * printed RENDERS distinct PDFs (one-page invoices, fr and ar, 4 at a time,
  * through HTTP: every one a render, none from the cache), which fill its
  * cache. Measured before this process starts a browser of its own: PSS
