@@ -15,6 +15,7 @@ import { initialInvoiceState, invoiceDecider, type InvoiceState } from '../src/c
 import { invoiceStream } from '../src/commands/invoice/events.ts';
 import { formatInvoiceNumber, invoiceNumberStream } from '../src/commands/invoicenumber/decider.ts';
 import { bodyDigest, chainStep, GENESIS_HASH } from '../src/eventstore/chain.ts';
+import { canonicalJson } from '../src/eventstore/jcs.ts';
 import type { EventMetadata } from '../src/eventstore/types.ts';
 
 interface Row {
@@ -102,7 +103,7 @@ async function insertChunk(pool: pg.Pool, rows: Row[], attempt = 1): Promise<voi
   for (const r of rows) last.set(r.stream, Math.max(last.get(r.stream) ?? -1, r.revision));
   // Built before the transaction opens: under heavy load the JSON of 4,000 events must not hold it open.
   const columns = [rows.map((r) => r.stream), rows.map((r) => r.revision), rows.map((r) => r.id), rows.map((r) => r.type),
-    rows.map((r) => JSON.stringify(r.data)), rows.map((r) => JSON.stringify(r.metadata)), rows.map((r) => r.hash)];
+    rows.map((r) => canonicalJson(r.data)), rows.map((r) => canonicalJson(r.metadata)), rows.map((r) => r.hash)];
   const client = await pool.connect();
   let failed: unknown = null;
   try {
@@ -116,7 +117,7 @@ async function insertChunk(pool: pg.Pool, rows: Row[], attempt = 1): Promise<voi
     );
     await client.query(
       `insert into es_events (stream_id, revision, event_id, type, data, metadata, hash)
-       select * from unnest($1::text[], $2::bigint[], $3::uuid[], $4::text[], $5::jsonb[], $6::jsonb[], $7::text[])`,
+       select * from unnest($1::text[], $2::bigint[], $3::uuid[], $4::text[], $5::json[], $6::json[], $7::text[])`,
       columns,
     );
     await client.query(`select pg_notify('es_appended', '')`);

@@ -24,7 +24,7 @@ export interface RecordedDigest extends DigestData {
 export async function recordDigests(store: EventStore, organizations: string[], now = new Date()): Promise<RecordedDigest[]> {
   const until = await store.headPosition();
   const heads = new OrganizationHeads();
-  await foldLog(store, (e) => heads.record(e), undefined, until);
+  await foldLog(store, (e) => heads.record(e.metadata?.organization_id, e.stream, e.revision, e.hash), undefined, until);
   const out: RecordedDigest[] = [];
   for (const organizationId of organizations) {
     const of = heads.of(organizationId);

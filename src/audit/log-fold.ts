@@ -15,23 +15,24 @@ export function auditStream(organizationId: string): string {
   return `${AUDIT_STREAM_PREFIX}${organizationId}`;
 }
 
-const PAGE = 5000;
+/** Events per page of a pass over the log. */
+export const LOG_PAGE = 5000;
 
 export class OrganizationHeads {
   /** organization id -> stream -> head */
   private readonly byOrg = new Map<string, Map<string, StreamHead>>();
 
-  record(event: RecordedEvent): void {
-    const org = event.metadata?.organization_id;
-    if (typeof org !== 'string' || event.stream.startsWith(AUDIT_STREAM_PREFIX)) return;
-    let heads = this.byOrg.get(org);
-    if (!heads) this.byOrg.set(org, (heads = new Map()));
-    const head = heads.get(event.stream);
+  /** An event of `organizationId` (its metadata's organization_id) is now its stream's head. */
+  record(organizationId: unknown, stream: string, revision: number, hash: string): void {
+    if (typeof organizationId !== 'string' || stream.startsWith(AUDIT_STREAM_PREFIX)) return;
+    let heads = this.byOrg.get(organizationId);
+    if (!heads) this.byOrg.set(organizationId, (heads = new Map()));
+    const head = heads.get(stream);
     if (head) {
-      head.revision = event.revision;
-      head.hash = event.hash;
+      head.revision = revision;
+      head.hash = hash;
     } else {
-      heads.set(event.stream, { stream: event.stream, revision: event.revision, hash: event.hash });
+      heads.set(stream, { stream, revision, hash });
     }
   }
 
@@ -46,7 +47,7 @@ export class OrganizationHeads {
  * driver decodes) page n+1 while the caller hashes or writes page n: the two
  * costs overlap instead of adding up.
  */
-export function logPages(store: EventStore, pageSize = PAGE): AsyncGenerator<RecordedEvent[]> {
+export function logPages(store: EventStore, pageSize = LOG_PAGE): AsyncGenerator<RecordedEvent[]> {
   return pagesAhead((after) => store.readAll(after, pageSize));
 }
 

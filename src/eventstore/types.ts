@@ -50,10 +50,12 @@ export interface TextLogEntry {
     revision: number;
     type: string;
     hash: string;
+    /** metadata.organization_id when it is a string (null otherwise). */
+    organization_id: string | null;
     /** metadata.occurred_at and metadata.actor as JSON values (undefined when the key is absent). */
     occurred_at: unknown;
     actor: unknown;
-    /** JSON text, as the store prints it (whitespace and key order may differ from JSON.stringify's). */
+    /** JSON text as stored: on PostgreSQL the event's RFC 8785 text (migration 0103), unless written by hand. */
     data: string;
     metadata: string;
   } | null;
@@ -116,12 +118,13 @@ export interface EventStore {
   /** Events of every stream after `after` (null: from the start), in global order. */
   readAll(after: string | null, limit: number): Promise<RecordedEvent[]>;
   /**
-   * Optional, for exports that copy events without parsing them: readAll's
-   * page, with the data and metadata of one organization's events as their
-   * JSON text and every other event reduced to its position. An adapter
-   * without it is read with readAll (src/audit/export.ts).
+   * Optional, for the auditor's tools, which copy or hash events without
+   * parsing them: readAll's page with data and metadata as their stored JSON
+   * text, every event's (organizationId null) or one organization's, every
+   * other event then reduced to its position. An adapter without it is read
+   * with readAll (src/audit/export.ts, src/audit/verify.ts).
    */
-  readAllText?(after: string | null, limit: number, organizationId: string): Promise<TextLogEntry[]>;
+  readAllText?(after: string | null, limit: number, organizationId: string | null): Promise<TextLogEntry[]>;
   /** Handler gets ordered batches; it resumes exactly after the last handled event. */
   subscribeToAll(
     after: string | null,

@@ -10,6 +10,7 @@ import { v7 as uuidv7 } from 'uuid';
 import { recordDigests } from '../../src/audit/digest.ts';
 import { verifyLog } from '../../src/audit/verify.ts';
 import { recordDueDigests } from '../../src/workers/audit-digest.ts';
+import { canonicalJson } from '../../src/eventstore/jcs.ts';
 import { createPostgresEventStore } from '../../src/eventstore/postgres.ts';
 import { WrongExpectedVersionError, type EventStore, type NewEvent } from '../../src/eventstore/types.ts';
 import { runAdmin, type CliResult } from '../support/admin-cli.ts';
@@ -83,7 +84,7 @@ describe('audit verify', function () {
     s = await setup();
     const target = s.streams[2];
     const stored = await hashOf(s, target, 3);
-    await sql`update es_events set data = jsonb_set(data, '{total}', '"999.00"') where stream_id = ${target} and revision = 3`.execute(s.database.db);
+    await sql`update es_events set data = jsonb_set(data::jsonb, '{total}', '"999.00"') where stream_id = ${target} and revision = 3`.execute(s.database.db);
     const r = await verify(s, '--json');
     expect(r.code).to.equal(1);
     const report = JSON.parse(r.stdout);
@@ -100,6 +101,49 @@ describe('audit verify', function () {
     expect(humanOut.stderr.trim()).to.equal(`error: ${broken}`);
     expect(humanOut.stdout).to.contain(`event ${target} revision 3`).and.contain(`found    ${stored}`);
     expect((await verify(s, '--org', s.other)).code).to.equal(0);
+  });
+
+  it('hashes the stored text as it is: the stored text is the canonical one, an edit in that form is caught, a change of form alone is not a break', async function () {
+    s = await setup();
+    const { database, store, org, other } = s;
+    // What es_append stores is the RFC 8785 text the hash covers (migration 0103), byte for byte.
+    const known: NewEvent = { id: uuidv7(), type: 'InvoiceCreated', data: { z: 1, a: { y: [2.5, 'é « »'], b: null }, m: 'x"y' }, metadata: event(org, 0).metadata };
+    const knownStream = `invoice-${uuidv7()}`;
+    await store.appendToStream(knownStream, [known], 'no_stream');
+    const { rows } = await sql<{ data: string; metadata: string }>`select data::text as data, metadata::text as metadata from es_events where stream_id = ${knownStream}`.execute(database.db);
+    expect(rows).to.deep.equal([{ data: canonicalJson(known.data), metadata: canonicalJson(known.metadata) }]);
+
+    const generic: EventStore = { ...store, readAllText: undefined }; // the path of a store that keeps no text (EventStoreDB)
+    const organizations = [org, other];
+    const both = async () => [await verifyLog(store, { organizations }), await verifyLog(generic, { organizations })];
+    // Every event is checked on its stored text as it is (none had to be parsed and printed again).
+    const [fromText, fromValues] = await both();
+    expect(fromText).to.include({ ok: true, events: 41, reformatted: 0 });
+    expect(fromValues).to.include({ ok: true, events: 41, reformatted: 0 });
+
+    // Still canonical text, another value: the stored text no longer hashes to the stored hash.
+    const edited = s.streams[2];
+    await sql`update es_events set data = replace(data::text, '"total":"103.00"', '"total":"103.01"')::json where stream_id = ${edited} and revision = 3`.execute(database.db);
+    expect((await sql<{ data: string }>`select data::text as data from es_events where stream_id = ${edited} and revision = 3`.execute(database.db)).rows[0].data).to.contain('"total":"103.01"');
+    for (const r of await both()) {
+      expect(r.breaks_count).to.equal(1);
+      expect(r.first_break).to.include({ kind: 'event', stream: edited, revision: 3, found_hash: await hashOf(s, edited, 3) });
+    }
+
+    // The same JSON values printed another way (jsonb's form: members by length, spaces): verify parses and prints them again.
+    const reformatted = s.streams[5];
+    await sql`update es_events set data = (data::jsonb)::json, metadata = (metadata::jsonb)::json where stream_id = ${reformatted} or stream_id = ${knownStream}`.execute(database.db);
+    expect((await sql<{ data: string }>`select data::text as data from es_events where stream_id = ${knownStream}`.execute(database.db)).rows[0].data).to.not.equal(canonicalJson(known.data));
+    const [textAfter, valuesAfter] = await both();
+    for (const r of [textAfter, valuesAfter]) {
+      expect(r.breaks_count).to.equal(1);
+      expect(r.first_break).to.include({ stream: edited, revision: 3 });
+    }
+    expect(textAfter.reformatted).to.equal(6); // stream 5's five events and the known one
+    expect(valuesAfter.reformatted).to.equal(0);
+    const humanOut = await verify(s, '--org', other);
+    expect(humanOut.code, humanOut.stderr).to.equal(0);
+    expect(humanOut.stdout).to.contain('5 event(s) stored in another form than their hashed text');
   });
 
   it('catches an event deleted in the middle of a stream', async function () {

@@ -7,6 +7,7 @@
 import { expect } from 'chai';
 import { sql } from 'kysely';
 import * as m0100 from '../../src/db/migrations/0100_es_events_applied_inline.ts';
+import * as m0103 from '../../src/db/migrations/0103_es_events_json_text.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 
 async function signature(database: TestDatabase): Promise<string> {
@@ -21,6 +22,7 @@ describe('migration 0100: es_events.applied_inline', function () {
   let database: TestDatabase;
   before(async () => {
     database = await freshDatabase();
+    await m0103.down(database.db); // back to the schema 0100 left (es_append's events as jsonb)
   });
   after(() => database?.drop());
 

@@ -29,8 +29,8 @@
 import { sql, type Kysely } from 'kysely';
 import { GENESIS_HASH } from '../../eventstore/chain.ts';
 
-/** es_append as 0060 made it, with the flag (`flag`) or without it (down). */
-function esAppend(flag: boolean) {
+/** es_append as 0060 made it, with the flag (`flag`) or without it (down); 0103's down restores it. */
+export function esAppendFunction(flag: boolean) {
   return sql`
     -- p_expected: >= 0 exact revision, -1 any, -2 no_stream, -3 stream_exists
     -- p_events: [{id, type, data, metadata, body}], body = hex sha256 of the event's RFC 8785 JSON
@@ -105,11 +105,11 @@ function esAppend(flag: boolean) {
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`alter table es_events add column applied_inline boolean not null default false`.execute(db);
   await sql`drop function es_append(text, bigint, jsonb)`.execute(db);
-  await esAppend(true).execute(db);
+  await esAppendFunction(true).execute(db);
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
   await sql`drop function es_append(text, bigint, jsonb, boolean)`.execute(db);
-  await esAppend(false).execute(db);
+  await esAppendFunction(false).execute(db);
   await sql`alter table es_events drop column applied_inline`.execute(db);
 }

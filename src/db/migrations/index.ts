@@ -29,6 +29,7 @@ import * as m0090 from './0090_uuid_v7.ts';
 import * as m0100 from './0100_es_events_applied_inline.ts';
 import * as m0101 from './0101_invoices_issue_date_covering.ts';
 import * as m0102 from './0102_invoice_issue_month_counts.ts';
+import * as m0103 from './0103_es_events_json_text.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_eventstore': m0001,
@@ -57,4 +58,5 @@ export const migrations: Record<string, Migration> = {
   '0100_es_events_applied_inline': m0100,
   '0101_invoices_issue_date_covering': m0101,
   '0102_invoice_issue_month_counts': m0102,
+  '0103_es_events_json_text': m0103,
 };
