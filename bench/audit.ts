@@ -32,6 +32,7 @@ import { encodePosition } from '../src/eventstore/position.ts';
 import { createPostgresEventStore } from '../src/eventstore/postgres.ts';
 import type { EventMetadata, EventStore, NewEvent } from '../src/eventstore/types.ts';
 import { runConcurrently } from './support/concurrency.ts';
+import { CpuMeter } from './support/cpu.ts';
 import { createBenchDatabase, startBenchServer, warmPool, type BenchDatabase } from './support/postgres.ts';
 import { fmtInt, fmtPct, mib, msSince, perSecond } from './support/stats.ts';
 import { formatTable, markdownTable, type Cell } from './support/table.ts';
@@ -120,18 +121,24 @@ interface Pair {
   count: number;
   ours: number;
   base: number;
+  /** CPU per append in us, this process (both sides' Node work) and the PostgreSQL backends. */
+  oursCpu?: { node: number; pg: number };
+  baseCpu?: { node: number; pg: number };
 }
 
 /** Appends at `concurrency` over 1,000 streams per side; base and ours in interleaved slices. */
-async function appends(store: EventStore, plain: pg.Pool, concurrency: number): Promise<Pair> {
+async function appends(store: EventStore, plain: pg.Pool, concurrency: number, meter: CpuMeter): Promise<Pair> {
   const streams = Array.from({ length: 1000 }, () => randomUUID());
   const ours = new Map<string, number>();
   const base = new Map<string, number>();
   const total = COUNTS.appends[concurrency];
   let oursMs = 0;
   let baseMs = 0;
+  const cpu = { ours: { node: 0, pg: 0 }, base: { node: 0, pg: 0 } };
   const side = async (hashing: boolean, count: number) => {
     const revisions = hashing ? ours : base;
+    // The other side's connections are idle meanwhile: every backend of both pools is sampled.
+    const before = await meter.sample();
     const r = await runConcurrently(count, concurrency, async (i, w) => {
       const s = `invoice-${streams[(i * concurrency + w) % streams.length]}`;
       const expected = revisions.get(s) ?? -1;
@@ -140,6 +147,10 @@ async function appends(store: EventStore, plain: pg.Pool, concurrency: number): 
       if (hashing) await store.appendToStream(s, [e], expected < 0 ? 'no_stream' : expected);
       else await appendWithoutHash(plain, s, [e], expected < 0 ? -2 : expected);
     });
+    const used = CpuMeter.used(before, await meter.sample());
+    const into = hashing ? cpu.ours : cpu.base;
+    into.node += used.self;
+    into.pg += used.postgres;
     return r.elapsedMs;
   };
   for (let s = 0; s < SLICES; s++) {
@@ -152,7 +163,8 @@ async function appends(store: EventStore, plain: pg.Pool, concurrency: number): 
       baseMs += await side(false, part);
     }
   }
-  return { count: total, ours: perSecond(total, oursMs), base: perSecond(total, baseMs) };
+  const perAppend = (c: { node: number; pg: number }) => ({ node: (c.node * 1000) / total, pg: (c.pg * 1000) / total });
+  return { count: total, ours: perSecond(total, oursMs), base: perSecond(total, baseMs), oursCpu: perAppend(cpu.ours), baseCpu: perAppend(cpu.base) };
 }
 
 /** A log of `count` events over 2,000 streams, inserted in bulk as es_append stores them (RFC 8785 text, chained). */
@@ -218,6 +230,7 @@ export async function run(): Promise<void> {
     await warmPool(plain.pool, 10);
     const store = await createPostgresEventStore(hashed.pool, hashed.url);
     stores.push(store);
+    const meter = new CpuMeter(hashed.pool, 'bench');
     const step = (s: string) => console.log(`  ${s} (${(msSince(started) / 1000).toFixed(0)} s)`);
 
     for (let i = 0; i < COUNTS.warmup; i++) {
@@ -227,8 +240,9 @@ export async function run(): Promise<void> {
     }
     const a: Record<number, Pair> = {};
     for (const c of [1, 8]) {
-      a[c] = await appends(store, plain.pool, c);
-      step(`(a) c=${c}: ${fmtInt(a[c].ours)} vs ${fmtInt(a[c].base)}/s`);
+      a[c] = await appends(store, plain.pool, c, meter);
+      const us = (x: { node: number; pg: number } | undefined) => `${fmtInt(x!.node)} + ${fmtInt(x!.pg)} us`;
+      step(`(a) c=${c}: ${fmtInt(a[c].ours)} vs ${fmtInt(a[c].base)}/s; CPU per append, node + pg: ${us(a[c].oursCpu)} vs ${us(a[c].baseCpu)}`);
     }
 
     const log = await createBenchDatabase(server, { poolSize: 4, prefix: 'bench_audit_log' });

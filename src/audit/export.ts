@@ -56,12 +56,12 @@ function line(e: RecordedEvent, format: ExportFormat): string {
 
 /** The same line from a text entry (readAllText): data and metadata are copied as the store printed them. */
 function textLine(position: string, e: NonNullable<TextLogEntry['event']>, format: ExportFormat): string {
+  // Written out rather than looped over CSV_COLUMNS (the same columns, in the same order, as line()):
+  // this runs once per exported event, and the loop made a JSON line cost 4.0 us instead of 2.3 (measured).
   if (format === 'csv') {
-    const { stream, revision, type, occurred_at, actor, hash, data, metadata } = e;
-    return csvLine({ position, stream, revision, event_id: e.id, type, occurred_at, actor, hash, data, metadata });
+    // position (digits and a dash), revision, the event id (a UUID) and the hash (hex) never need quoting.
+    return `${position},${csvField(e.stream)},${e.revision},${e.id},${csvField(e.type)},${csvField(e.occurred_at)},${csvField(e.actor)},${e.hash},${csvField(e.data)},${csvField(e.metadata)}\r\n`;
   }
-  // Written out rather than looped over CSV_COLUMNS (the same keys, in the same order, as line()'s JSON):
-  // this runs once per exported event, and the loop made a line cost 4.0 us instead of 2.3 (measured).
   // An absent occurred_at or actor is left out, as JSON.stringify leaves out undefined.
   const q = JSON.stringify;
   return `{"position":${q(position)},"stream":${q(e.stream)},"revision":${e.revision},"event_id":${q(e.id)},"type":${q(e.type)}` +
