@@ -35,18 +35,11 @@ function peakRssMiB(pid: number): number {
   }
 }
 
-/** The node flags of package.json's `admin` script ("node <flags> src/cli/admin.ts"): the bench runs the CLI as an operator does. */
-const ADMIN_FLAGS: string[] = (() => {
-  const script: string = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts.admin;
-  const words = script.split(/\s+/);
-  return words.slice(words.indexOf('node') + 1, words.indexOf('src/cli/admin.ts'));
-})();
-
-/** Runs `npm run admin -- audit export` (as its script does: node with its flags), output discarded. */
+/** Runs `npm run admin -- audit export` (as its script does: node --import tsx), output discarded. */
 function exportRun(url: string, day: string, format: string): Promise<{ seconds: number; peakMiB: number }> {
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
-    const child = spawn(process.execPath, [...ADMIN_FLAGS, 'src/cli/admin.ts', 'audit', 'export', '--org', ORG, '--from', day, '--to', day, '--format', format], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/admin.ts', 'audit', 'export', '--org', ORG, '--from', day, '--to', day, '--format', format], {
       cwd: ROOT,
       env: { ...process.env, DATABASE_URL: url },
       stdio: ['ignore', 'ignore', 'pipe'],

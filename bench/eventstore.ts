@@ -95,7 +95,7 @@ function plainInsert(pool: pg.Pool, stream: string, revision: number): Promise<u
 }
 
 async function createBaselineTables(db: BenchDatabase): Promise<void> {
-  // Same columns as es_events; a plain heap with an identity primary key only.
+  // Same columns as es_events (data and metadata as json: migration 0103); a plain heap with an identity primary key only.
   await db.pool.query(`
     create table bench_plain_events (
       global_position bigint generated always as identity primary key,
@@ -103,8 +103,8 @@ async function createBaselineTables(db: BenchDatabase): Promise<void> {
       revision bigint not null,
       event_id uuid not null,
       type text not null,
-      data jsonb not null,
-      metadata jsonb not null,
+      data json not null,
+      metadata json not null,
       created_at timestamptz not null default now()
     );
     create table bench_projection (

@@ -39,13 +39,6 @@ export interface VerifyReport {
   events: number;
   streams: number;
   digests: number;
-  /**
-   * Events whose stored JSON text is not the text their hash covers but
-   * parses to the same values (rewritten by hand, or stored before migration
-   * 0103's rewrite): checked by parsing and printing them again, not breaks.
-   * Always 0 from a store that keeps no text (EventStoreDB).
-   */
-  reformatted: number;
   breaks_count: number;
   first_break: Break | null;
   breaks: Break[];
@@ -88,10 +81,11 @@ function storedBodyDigest(e: TextEvent): string {
 
 /**
  * The body digest by the definition: the stored text parsed and printed in
- * RFC 8785 again. Verify falls back to it when the stored text is not the
- * canonical one (written by hand, or by a store that reformats JSON), so
- * the text's form alone never makes a break; undefined for a text that is
- * not JSON.
+ * RFC 8785 again; undefined for a text that is not JSON. Only asked about an
+ * event whose stored text does not hash to its hash, to say which break it
+ * is: a stored text that differs from the hashed one is a break even when it
+ * parses to the same values, since the service stores nothing but the
+ * hashed text (docs/audit.md "What the log stores").
  */
 function reparsedBodyDigest(e: TextEvent): string | undefined {
   try {
@@ -128,7 +122,6 @@ export async function verifyLog(store: EventStore, options: VerifyOptions): Prom
   const streams = new Map<string, { revision: number; hash: string }>();
   const heads = new OrganizationHeads();
   let events = 0;
-  let reformatted = 0;
   let checkedDigests = 0;
 
   const checkDigest = ({ event, data }: PendingDigest) => {
@@ -153,20 +146,16 @@ export async function verifyLog(store: EventStore, options: VerifyOptions): Prom
     while (digests.length > 0 && (digests[0].data.position ?? '') < position) checkDigest(digests.shift()!);
   };
 
-  /** Checks one event whose body digest is `digest` (`fallback`: another reading of the same event, tried on a mismatch). */
-  const check = (e: LoggedEvent, position: string, digest: string, fallback?: () => string | undefined) => {
+  /** Checks one event whose body digest is `digest` (`valuesDigest`: the digest of its parsed values, which only words the reason of a break). */
+  const check = (e: LoggedEvent, position: string, digest: string, valuesDigest?: () => string | undefined) => {
     if (org !== null && e.organization_id !== org) return;
     events++;
     const prev = streams.get(e.stream);
     const expectedRevision = prev ? prev.revision + 1 : 0;
     const previousHash = prev?.hash ?? GENESIS_HASH;
-    let expected = chainStep(previousHash, e.stream, e.revision, digest);
-    if (expected !== e.hash && fallback) {
-      const other = fallback();
-      if (other !== undefined) expected = chainStep(previousHash, e.stream, e.revision, other);
-      if (expected === e.hash) reformatted++;
-    }
+    const expected = chainStep(previousHash, e.stream, e.revision, digest);
     if (expected !== e.hash || e.revision !== expectedRevision) {
+      const values = expected !== e.hash && e.revision === expectedRevision ? valuesDigest?.() : undefined;
       report({
         kind: 'event',
         stream: e.stream,
@@ -180,7 +169,9 @@ export async function verifyLog(store: EventStore, options: VerifyOptions): Prom
             ? `revision ${expectedRevision}${e.revision - expectedRevision > 1 ? `..${e.revision - 1}` : ''} missing (deleted?)`
             : e.revision < expectedRevision
               ? `revision ${e.revision} comes after revision ${prev!.revision} in the log (reordered?)`
-              : 'the stored hash does not match the event (type, data, metadata or id changed, or a previous event replaced)',
+              : values !== undefined && chainStep(previousHash, e.stream, e.revision, values) === e.hash
+                ? 'the stored JSON text is not the hashed text, though it parses to the same values: rewritten outside the service (spaces, member order, number form or repeated members)'
+                : 'the stored hash does not match the event (type, data, metadata or id changed, or a previous event replaced)',
       });
     }
     // The highest revision seen: after two swapped events, the next one is in place again.
@@ -215,7 +206,6 @@ export async function verifyLog(store: EventStore, options: VerifyOptions): Prom
     events,
     streams: streams.size,
     digests: checkedDigests,
-    reformatted,
     breaks_count: breaksCount,
     first_break: breaks[0] ?? null,
     breaks,

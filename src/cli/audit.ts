@@ -65,8 +65,7 @@ function describeBreak(b: Break): string {
 function human(r: VerifyReport): string {
   const scope = r.organization_id ? `organization ${r.organization_id}` : 'the whole log';
   const counts = `${r.events} events in ${r.streams} streams, ${r.digests} digests`;
-  const reformatted = r.reformatted > 0 ? ` ${r.reformatted} event(s) stored in another form than their hashed text (the same JSON values).` : '';
-  if (r.ok) return `OK: ${scope}: ${counts} verified, no break.${reformatted}`;
+  if (r.ok) return `OK: ${scope}: ${counts} verified, no break.`;
   const listed = r.breaks.length < r.breaks_count ? ` (first ${r.breaks.length} listed)` : '';
   return [`BROKEN: ${scope}: ${r.breaks_count} break(s) in ${counts}${listed}. First broken:`, describeBreak(r.first_break!), '', 'All breaks:', ...r.breaks.map(describeBreak)].join('\n');
 }

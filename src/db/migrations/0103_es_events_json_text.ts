@@ -15,9 +15,21 @@
  *
  * Events stored before this migration are rewritten into their canonical
  * text here, in Node with the writers' own function, so every event of the
- * log is stored the same way. Only the text changes, never the JSON value:
- * the hashes, which cover the canonical text of the value, stay valid (the
- * test of this migration verifies a log written before it).
+ * log is stored the same way. For every event the service wrote only the
+ * text changes, not the value: the hashes, which cover the canonical text of
+ * the value, stay valid (the test of this migration verifies a log written
+ * before it). A value written by hand that JavaScript reads differently from
+ * PostgreSQL (a number beyond a double's precision, 1e400) is not the
+ * service's: the former is printed as JavaScript reads it, the latter left as
+ * stored, and `audit verify` judges both as it judged them before.
+ *
+ * Running it: the whole log is rewritten in the migration's transaction,
+ * under an exclusive lock on es_events, so on a large log it is a
+ * maintenance window (200,000 events took 28 s on two cores), and
+ * the table and its indexes are worth a VACUUM FULL afterwards. Processes
+ * of the previous version cannot append once it has run (their es_append
+ * call passes jsonb): stop them first, as for any migration that changes
+ * es_append (docs/operations.md "Upgrades").
  *
  * es_append takes the events as `json` too: `jsonb` would reorder the
  * members of the text before it is stored. A `json` value is text that each
@@ -33,19 +45,29 @@ import { esAppendFunction } from './0100_es_events_applied_inline.ts';
 
 const REWRITE_BATCH = 2000;
 
+/** The RFC 8785 text of a stored JSON text, or the text as it is when JavaScript cannot print it canonically (1e400). */
+function canonicalText(text: string): string {
+  try {
+    return canonicalJson(JSON.parse(text)) ?? text;
+  } catch {
+    return text; // left as stored: `audit verify` then names the event, whose text is not the hashed one
+  }
+}
+
 /** Every stored event's data and metadata as RFC 8785 text (what its hash covers). */
 async function canonicalizeStoredEvents(db: Kysely<any>): Promise<void> {
   let after = '0';
   for (;;) {
-    const { rows }: { rows: any[] } = await sql`
-      select global_position, data, metadata from es_events
+    // `position`, not `global_position`: ORDER BY would take the output column, and sort the text.
+    const { rows } = await sql<{ position: string; data: string; metadata: string }>`
+      select global_position::text as position, data::text as data, metadata::text as metadata from es_events
       where global_position > ${after}::bigint order by global_position limit ${REWRITE_BATCH}`.execute(db);
     if (rows.length === 0) return;
     await sql`update es_events e set data = v.data, metadata = v.metadata
-      from unnest(${rows.map((r) => String(r.global_position))}::bigint[], ${rows.map((r) => canonicalJson(r.data) ?? 'null')}::json[],
-                  ${rows.map((r) => canonicalJson(r.metadata) ?? 'null')}::json[]) as v(position, data, metadata)
+      from unnest(${rows.map((r) => r.position)}::bigint[], ${rows.map((r) => canonicalText(r.data))}::json[],
+                  ${rows.map((r) => canonicalText(r.metadata))}::json[]) as v(position, data, metadata)
       where e.global_position = v.position`.execute(db);
-    after = String(rows[rows.length - 1].global_position);
+    after = rows[rows.length - 1].position;
   }
 }
 
