@@ -152,6 +152,21 @@ describe('audit verify', function () {
     expect(valuesNul.breaks.map((b) => [b.stream, b.revision])).to.deep.equal([[nul, 1], [edited, 3]]);
     const one = await verifyLog(store, { organizationId: org, organizations: [org] });
     expect(one.breaks.map((b) => [b.stream, b.revision])).to.deep.equal([[edited, 3], [knownStream, 0]]);
+    // The export reads the same page as plain text: every event of the organization is still there, with its occurred_at
+    // and actor read from the metadata in Node (an event without occurred_at would fall out of the date range).
+    const afterNul = await runAdmin(database.url, ['audit', 'export', '--org', org, '--from', '2020-01-01', '--to', '2099-12-31']);
+    expect(afterNul.code, afterNul.stderr).to.equal(0);
+    const rowsAfterNul = afterNul.stdout.trimEnd().split('\n').map((l) => JSON.parse(l));
+    expect(rowsAfterNul).to.have.length(21);
+    expect(rowsAfterNul.every((r) => typeof r.occurred_at === 'string' && r.actor === 'system')).to.equal(true);
+
+    // A hash column edited to hold a line break and a comma: the CSV export quotes it, so it cannot forge a row.
+    await sql`update es_events set hash = hash || E'\r\nFORGED,row' where stream_id = ${edited} and revision = 3`.execute(database.db);
+    const csv = await runAdmin(database.url, ['audit', 'export', '--org', org, '--from', '2020-01-01', '--to', '2099-12-31', '--format', 'csv']);
+    expect(csv.code, csv.stderr).to.equal(0);
+    const forged = await hashOf(s, edited, 3);
+    expect(forged).to.match(/\r\nFORGED,row$/);
+    expect(csv.stdout).to.contain(`,"${forged}",`); // one quoted field (RFC 4180: a line break inside quotes is data)
   });
 
   it('catches an event deleted in the middle of a stream', async function () {

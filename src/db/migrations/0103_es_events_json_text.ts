@@ -21,7 +21,8 @@
  * before it). A value written by hand that JavaScript reads differently from
  * PostgreSQL (a number beyond a double's precision, 1e400) is not the
  * service's: the former is printed as JavaScript reads it, the latter left as
- * stored, and `audit verify` judges both as it judged them before.
+ * stored (`audit verify` names such an event: its stored text is not the
+ * hashed one).
  *
  * Running it: the whole log is rewritten in the migration's transaction,
  * under an exclusive lock on es_events, so on a large log it is a
