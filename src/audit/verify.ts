@@ -11,8 +11,7 @@
  * swapped events as breaks at both; a deleted tail or stream as a digest that
  * no longer matches.
  */
-import { bodyDigest, chainStep, GENESIS_HASH, sha256Hex } from '../eventstore/chain.ts';
-import { canonicalJson } from '../eventstore/jcs.ts';
+import { bodyDigest, canonicalBodyFromText, chainStep, GENESIS_HASH, sha256Hex } from '../eventstore/chain.ts';
 import type { EventStore, RecordedEvent, TextLogEntry } from '../eventstore/types.ts';
 import { auditStream, DIGEST_EVENT, foldLog, LOG_PAGE, OrganizationHeads, pagesAhead } from './log-fold.ts';
 import { merkleRoot } from './merkle.ts';
@@ -67,16 +66,9 @@ interface LoggedEvent {
 
 type TextEvent = NonNullable<TextLogEntry['event']>;
 
-/**
- * The body digest of an event read as stored text (readAllText): the
- * canonical body (chain.ts) put together from the stored data and metadata
- * as they are, which is exactly the hashed text when the store kept the
- * writer's RFC 8785 text (PostgreSQL since migration 0103). No parsing, no
- * printing: docs/audit.md "What the log stores" says why a match proves the
- * stored JSON is the hashed one.
- */
+/** The body digest of an event read as stored text (readAllText), from that text as it is: no parsing, no printing. */
 function storedBodyDigest(e: TextEvent): string {
-  return sha256Hex(`{"data":${e.data},"id":${canonicalJson(e.id)},"metadata":${e.metadata},"type":${canonicalJson(e.type)}}`);
+  return sha256Hex(canonicalBodyFromText(e.id, e.type, e.data, e.metadata));
 }
 
 /**

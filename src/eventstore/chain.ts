@@ -33,6 +33,17 @@ export function canonicalBody(event: HashedFields): string {
   return text;
 }
 
+/**
+ * canonicalBody put together from data and metadata already in RFC 8785 text
+ * (as PostgreSQL stores them since migration 0103), without parsing them:
+ * the same text as canonicalBody when they are (the members of the body in
+ * their RFC 8785 order: data, id, metadata, type). docs/audit.md "What the
+ * log stores" says why a match of its digest proves the texts are the hashed ones.
+ */
+export function canonicalBodyFromText(id: string, type: string, dataText: string, metadataText: string): string {
+  return `{"data":${dataText},"id":${canonicalJson(id)},"metadata":${metadataText},"type":${canonicalJson(type)}}`;
+}
+
 export function sha256Hex(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex');
 }

@@ -7,7 +7,9 @@
  */
 import { expect } from 'chai';
 import { Migrator, sql } from 'kysely';
-import { bodyDigest, canonicalBody, chainHashes, GENESIS_HASH } from '../../src/eventstore/chain.ts';
+import fc from 'fast-check';
+import { bodyDigest, canonicalBody, canonicalBodyFromText, chainHashes, GENESIS_HASH } from '../../src/eventstore/chain.ts';
+import { canonicalJson } from '../../src/eventstore/jcs.ts';
 import { createPostgresEventStore } from '../../src/eventstore/postgres.ts';
 import type { NewEvent } from '../../src/eventstore/types.ts';
 import { migrations } from '../../src/db/migrations/index.ts';
@@ -61,6 +63,15 @@ describe('hash chain: the documented test vector', function () {
     expect(canonicalBody(VECTOR[0])).to.equal(CANONICAL_0);
     expect(VECTOR.map(bodyDigest)).to.deep.equal(BODIES);
     expect(chainHashes(GENESIS_HASH, STREAM, 0, BODIES)).to.deep.equal(HASHES);
+  });
+
+  it('the body put together from canonical texts (what audit verify hashes on PostgreSQL) is the canonical body, for any event', function () {
+    expect(canonicalBodyFromText(VECTOR[0].id, VECTOR[0].type, canonicalJson(VECTOR[0].data)!, canonicalJson(VECTOR[0].metadata)!)).to.equal(CANONICAL_0);
+    const event = fc.record({ id: fc.uuid(), type: fc.string({ unit: 'grapheme' }), data: fc.jsonValue({ maxDepth: 4 }), metadata: fc.dictionary(fc.string(), fc.jsonValue({ maxDepth: 2 })) });
+    fc.assert(
+      fc.property(event, (e) => canonicalBodyFromText(e.id, e.type, canonicalJson(e.data)!, canonicalJson(e.metadata)!) === canonicalBody(e)),
+      { numRuns: 2000 },
+    );
   });
 
   it('the PostgreSQL store stores exactly these hashes', async function () {
