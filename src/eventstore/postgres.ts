@@ -291,16 +291,18 @@ async function whichStreamFailed(db: Queryable, appends: StreamAppend[], err: an
   return err;
 }
 
-export async function readAllFrom(db: Queryable, after: string | null, limit: number): Promise<RecordedEvent[]> {
-  const { tx, pos } = decodePosition(after);
-  const { rows } = await db.query(
-    `select ${EVENT_COLUMNS} from es_events
-     where (transaction_id, global_position) > ($1::xid8, $2::bigint)
+/**
+ * A page of the log read from es_events ($1, $2: the position after which, $3: the page's size): in log
+ * order, and never past a transaction still running (its events could still come before the page's).
+ */
+const LOG_PAGE_AFTER = `where (transaction_id, global_position) > ($1::xid8, $2::bigint)
        and transaction_id < pg_snapshot_xmin(pg_current_snapshot())
      order by transaction_id, global_position
-     limit $3`,
-    [tx, pos, limit],
-  );
+     limit $3`;
+
+export async function readAllFrom(db: Queryable, after: string | null, limit: number): Promise<RecordedEvent[]> {
+  const { tx, pos } = decodePosition(after);
+  const { rows } = await db.query(`select ${EVENT_COLUMNS} from es_events ${LOG_PAGE_AFTER}`, [tx, pos, limit]);
   return rows.map(toRecorded);
 }
 
@@ -330,10 +332,7 @@ export async function readAllTextFrom(db: Queryable, after: string | null, limit
          cross join lateral (select e.metadata->'organization_id' as member offset 0) j
          cross join lateral (select case when json_typeof(j.member) = 'string' then j.member #>> '{}' end as organization_id offset 0) o
          cross join lateral (select $4::text is null or o.organization_id = $4 as mine offset 0) m
-         where (e.transaction_id, e.global_position) > ($1::xid8, $2::bigint)
-           and e.transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-         order by e.transaction_id, e.global_position
-         limit $3`,
+         ${LOG_PAGE_AFTER}`,
       values: [tx, pos, limit, organizationId],
     }));
   } catch (err) {
@@ -342,34 +341,22 @@ export async function readAllTextFrom(db: Queryable, after: string | null, limit
     if (!String((err as { code?: unknown }).code ?? '').startsWith('22')) throw err;
     return readAllTextPlain(db, tx, pos, limit, organizationId);
   }
-  return rows.map((r) => ({
+  return rows.map((r) => textEntry(r, r.mine, { organization_id: r.organization_id, occurred_at: jsonMember(r.occurred_at), actor: jsonMember(r.actor) }));
+}
+
+/** An entry of readAllText from a row of es_events (data and metadata as text) and what was read of its metadata. */
+function textEntry(r: any, mine: boolean, meta: { organization_id: string | null; occurred_at: unknown; actor: unknown }): TextLogEntry {
+  return {
     position: encodePosition(r.transaction_id, r.global_position),
-    event: r.mine
-      ? {
-          id: r.event_id,
-          stream: r.stream_id,
-          revision: Number(r.revision),
-          type: r.type,
-          hash: r.hash,
-          organization_id: r.organization_id,
-          occurred_at: jsonMember(r.occurred_at),
-          actor: jsonMember(r.actor),
-          data: r.data,
-          metadata: r.metadata,
-        }
-      : null,
-  }));
+    event: mine ? { id: r.event_id, stream: r.stream_id, revision: Number(r.revision), type: r.type, hash: r.hash, ...meta, data: r.data, metadata: r.metadata } : null,
+  };
 }
 
 /** readAllTextFrom's page without a JSON operator in the query: the metadata parsed here, by JavaScript's rules. */
 async function readAllTextPlain(db: Queryable, tx: string, pos: string, limit: number, organizationId: string | null): Promise<TextLogEntry[]> {
   const { rows } = await db.query(
     `select transaction_id, global_position, stream_id, revision, event_id, type, hash, data::text as data, metadata::text as metadata
-     from es_events
-     where (transaction_id, global_position) > ($1::xid8, $2::bigint)
-       and transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-     order by transaction_id, global_position
-     limit $3`,
+     from es_events ${LOG_PAGE_AFTER}`,
     [tx, pos, limit],
   );
   return rows.map((r) => {
@@ -381,13 +368,7 @@ async function readAllTextPlain(db: Queryable, tx: string, pos: string, limit: n
       // not JSON by JavaScript's rules either: no organization can be read from it
     }
     const org = typeof meta?.organization_id === 'string' ? meta.organization_id : null;
-    const mine = organizationId === null || org === organizationId;
-    return {
-      position: encodePosition(r.transaction_id, r.global_position),
-      event: mine
-        ? { id: r.event_id, stream: r.stream_id, revision: Number(r.revision), type: r.type, hash: r.hash, organization_id: org, occurred_at: meta?.occurred_at, actor: meta?.actor, data: r.data, metadata: r.metadata }
-        : null,
-    };
+    return textEntry(r, organizationId === null || org === organizationId, { organization_id: org, occurred_at: meta?.occurred_at, actor: meta?.actor });
   });
 }
 
