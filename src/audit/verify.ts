@@ -55,13 +55,12 @@ interface PendingDigest {
   data: DigestData;
 }
 
-/** What verify needs of one event besides its body digest, whichever way the store hands it over. */
+/** What verify needs of one event besides its organization and body digest, whichever way the store hands it over. */
 interface LoggedEvent {
   id: string;
   stream: string;
   revision: number;
   hash: string;
-  organization_id: unknown;
 }
 
 type TextEvent = NonNullable<TextLogEntry['event']>;
@@ -138,9 +137,9 @@ export async function verifyLog(store: EventStore, options: VerifyOptions): Prom
     while (digests.length > 0 && (digests[0].data.position ?? '') < position) checkDigest(digests.shift()!);
   };
 
-  /** Checks one event whose body digest is `digest` (`valuesDigest`: the digest of its parsed values, which only words the reason of a break). */
-  const check = (e: LoggedEvent, position: string, digest: string, valuesDigest?: () => string | undefined) => {
-    if (org !== null && e.organization_id !== org) return;
+  /** Checks one event of `organizationId` whose body digest is `digest` (`valuesDigest`: the digest of its parsed values, which only words the reason of a break). */
+  const check = (e: LoggedEvent, organizationId: unknown, position: string, digest: string, valuesDigest?: () => string | undefined) => {
+    if (org !== null && organizationId !== org) return;
     events++;
     const prev = streams.get(e.stream);
     const expectedRevision = prev ? prev.revision + 1 : 0;
@@ -168,7 +167,7 @@ export async function verifyLog(store: EventStore, options: VerifyOptions): Prom
     }
     // The highest revision seen: after two swapped events, the next one is in place again.
     streams.set(e.stream, { revision: Math.max(e.revision, prev?.revision ?? -1), hash: e.hash });
-    heads.record(e.organization_id, e.stream, e.revision, e.hash);
+    heads.record(organizationId, e.stream, e.revision, e.hash);
   };
 
   const readText = store.readAllText?.bind(store);
@@ -178,7 +177,7 @@ export async function verifyLog(store: EventStore, options: VerifyOptions): Prom
     for await (const page of pagesAhead((after) => readText(after, LOG_PAGE, org))) {
       for (const { position, event } of page) {
         digestsBefore(position);
-        if (event) check(event, position, storedBodyDigest(event), () => reparsedBodyDigest(event));
+        if (event) check(event, event.organization_id, position, storedBodyDigest(event), () => reparsedBodyDigest(event));
       }
       count += page.length;
       options.onProgress?.(count);
@@ -186,7 +185,7 @@ export async function verifyLog(store: EventStore, options: VerifyOptions): Prom
   } else {
     const visit = (e: RecordedEvent) => {
       digestsBefore(e.position);
-      check({ ...e, organization_id: e.metadata?.organization_id }, e.position, bodyDigest(e));
+      check(e, e.metadata?.organization_id, e.position, bodyDigest(e));
     };
     await foldLog(store, visit, (n) => options.onProgress?.(n));
   }

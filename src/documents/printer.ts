@@ -7,14 +7,15 @@
  *   injection, never a fetch.
  * - Invoices (`printDocument`) go to warm pages (`pages`: PDF_PAGES, 1 by
  *   default: one renderer process prints some 30 PDFs/s, and each more page
- *   is a renderer of its own, docs/documents.md "Warm pages") that loaded the fonts once, when they were opened, and keep
- *   them; each render replaces everything else in the page (the <html>
- *   attributes, the title, the styles, the body), so nothing of one invoice
- *   is left for the next. A page in trouble (an error, a timeout) is closed
- *   instead of going back. Renders beyond `pages` wait for a free page (at
- *   most `pageWaitMs`, the render timeout by default, then PdfUnavailable
- *   'timeout'), which also bounds Chromium's memory. Arbitrary HTML (`print`) gets a new
- *   page, closed afterwards.
+ *   is a renderer of its own, docs/documents.md "Warm pages") that loaded
+ *   the fonts once, when they were opened, and keep them; each render
+ *   replaces everything else in the page (the <html> attributes, the title,
+ *   the styles, the body), so nothing of one invoice is left for the next. A
+ *   page in trouble (an error, a timeout) is closed instead of going back.
+ *   Renders beyond `pages` wait for a free page (at most `pageWaitMs`, the
+ *   render timeout by default, then PdfUnavailable 'timeout'), which also
+ *   bounds Chromium's memory. Arbitrary HTML (`print`) gets a new page,
+ *   closed afterwards.
  * - A print that takes longer than `timeoutMs` is abandoned: its page is
  *   closed (the browser killed if the page will not close) and the caller gets
  *   PdfUnavailable, so a request is never held for ever.
