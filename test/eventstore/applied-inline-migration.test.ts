@@ -9,11 +9,7 @@ import { sql } from 'kysely';
 import * as m0100 from '../../src/db/migrations/0100_es_events_applied_inline.ts';
 import * as m0103 from '../../src/db/migrations/0103_es_events_json_text.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
-
-async function signature(database: TestDatabase): Promise<string> {
-  const { rows } = await sql<{ a: string }>`select pg_get_function_identity_arguments('es_append'::regproc) as a`.execute(database.db);
-  return rows[0].a;
-}
+import { esAppendSignature } from '../support/event-store.ts';
 
 const event = (id: string) => JSON.stringify([{ body: '00', id, type: 'Test', data: {}, metadata: {} }]);
 
@@ -27,14 +23,14 @@ describe('migration 0100: es_events.applied_inline', function () {
   after(() => database?.drop());
 
   it('down and up again; the flag is set only by a call that says so', async () => {
-    expect(await signature(database)).to.equal('p_stream text, p_expected bigint, p_events jsonb, p_applied_inline boolean');
+    expect(await esAppendSignature(database)).to.equal('p_stream text, p_expected bigint, p_events jsonb, p_applied_inline boolean');
     await m0100.down(database.db);
-    expect(await signature(database)).to.equal('p_stream text, p_expected bigint, p_events jsonb');
+    expect(await esAppendSignature(database)).to.equal('p_stream text, p_expected bigint, p_events jsonb');
     const { rows: columns } = await sql`select 1 from information_schema.columns where table_name = 'es_events' and column_name = 'applied_inline'`.execute(database.db);
     expect(columns).to.deep.equal([]);
     await sql`select es_append('test-a', -1, ${event('01a2178e-0000-7000-8000-000000000001')}::jsonb)`.execute(database.db);
     await m0100.up(database.db);
-    expect(await signature(database)).to.equal('p_stream text, p_expected bigint, p_events jsonb, p_applied_inline boolean');
+    expect(await esAppendSignature(database)).to.equal('p_stream text, p_expected bigint, p_events jsonb, p_applied_inline boolean');
     await sql`select es_append('test-b', -1, ${event('01a2178e-0000-7000-8000-000000000002')}::jsonb)`.execute(database.db);
     await sql`select es_append('test-c', -1, ${event('01a2178e-0000-7000-8000-000000000003')}::jsonb, true)`.execute(database.db);
     const { rows } = await sql<{ stream_id: string; applied_inline: boolean }>`

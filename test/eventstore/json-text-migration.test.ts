@@ -14,16 +14,12 @@ import { canonicalJson } from '../../src/eventstore/jcs.ts';
 import { appendPayload, createPostgresEventStore } from '../../src/eventstore/postgres.ts';
 import type { NewEvent } from '../../src/eventstore/types.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
+import { esAppendSignature } from '../support/event-store.ts';
 
 async function columnTypes(database: TestDatabase): Promise<Record<string, string>> {
   const { rows } = await sql<{ column_name: string; data_type: string }>`
     select column_name, data_type from information_schema.columns where table_name = 'es_events' and column_name in ('data', 'metadata')`.execute(database.db);
   return Object.fromEntries(rows.map((r) => [r.column_name, r.data_type]));
-}
-
-async function signature(database: TestDatabase): Promise<string> {
-  const { rows } = await sql<{ a: string }>`select pg_get_function_identity_arguments('es_append'::regproc) as a`.execute(database.db);
-  return rows[0].a;
 }
 
 const organization = uuidv7();
@@ -44,10 +40,10 @@ describe('migration 0103: es_events as the hashed text', function () {
 
   it('rewrites the events stored as jsonb into their canonical text, hashes intact; down and up again', async () => {
     expect(await columnTypes(database)).to.deep.equal({ data: 'json', metadata: 'json' });
-    expect(await signature(database)).to.equal('p_stream text, p_expected bigint, p_events json, p_applied_inline boolean');
+    expect(await esAppendSignature(database)).to.equal('p_stream text, p_expected bigint, p_events json, p_applied_inline boolean');
     await m0103.down(database.db);
     expect(await columnTypes(database)).to.deep.equal({ data: 'jsonb', metadata: 'jsonb' });
-    expect(await signature(database)).to.equal('p_stream text, p_expected bigint, p_events jsonb, p_applied_inline boolean');
+    expect(await esAppendSignature(database)).to.equal('p_stream text, p_expected bigint, p_events jsonb, p_applied_inline boolean');
 
     // Events appended as before 0103 (the same payload, into jsonb): members reordered, spaces added.
     const before = [
