@@ -55,7 +55,8 @@ let servers = 0;
 /**
  * Starts the benchmark server (or connects to DATABASE_URL). `settings` are
  * extra `-c` settings for the embedded server only (default: none, i.e. the
- * normal durable configuration).
+ * normal durable configuration); BENCH_PG_SETTINGS (a JSON object) adds or
+ * overrides some for a diagnosis (e.g. auto_explain, with a log directory).
  */
 export async function startBenchServer(options: { settings?: Record<string, string> } = {}): Promise<BenchServer> {
   const fromEnv = process.env.DATABASE_URL;
@@ -67,7 +68,8 @@ export async function startBenchServer(options: { settings?: Record<string, stri
   } else {
     dir = await mkdtemp(path.join(tmpdir(), 'invoicing-bench-'));
     try {
-      embedded = await ensureEmbeddedPostgres({ dataDir: dir, settings: { max_connections: '200', ...options.settings } });
+      const extra = process.env.BENCH_PG_SETTINGS ? (JSON.parse(process.env.BENCH_PG_SETTINGS) as Record<string, string>) : {};
+      embedded = await ensureEmbeddedPostgres({ dataDir: dir, settings: { max_connections: '200', ...options.settings, ...extra } });
     } catch (err) {
       await rm(dir, { recursive: true, force: true });
       throw err;

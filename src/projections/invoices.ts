@@ -187,8 +187,11 @@ async function upsertInvoices(trx: Transaction<Database>, latest: Latest[], lock
       union all
       select distinct m.organization_id, s.status, m.slot, 0, true from moved m cross join unnest(${[...INVOICE_STATUSES]}::text[]) as s(status)
       -- A slot's rows are opened together, so its first status's row stands for all: a probe by the whole key
-      -- (by organization and slot alone it read every count row of the organization, 1,280 of them).
-      where not exists (select from invoice_status_counts c where c.organization_id = m.organization_id and c.status = ${INVOICE_STATUSES[0]} and c.slot = m.slot)),
+      -- (by organization and slot alone it read every count row of the organization, 1,280 of them). A scalar
+      -- subquery, not NOT EXISTS: the planner turns NOT EXISTS into an anti join, and the prepared statement's
+      -- generic plan made it a sequential scan of every organization's count rows, hashed (a third of a lone
+      -- create's upsert on a small table, and growing with the table); a scalar subquery stays a lookup per row.
+      where (select true from invoice_status_counts c where c.organization_id = m.organization_id and c.status = ${INVOICE_STATUSES[0]} and c.slot = m.slot) is null),
     counted as (
       insert into invoice_status_counts (organization_id, status, slot, invoices)
       select organization_id, status, slot, sum(n) from deltas group by 1, 2, 3 having sum(n) <> 0 or bool_or(opens)
