@@ -7,7 +7,8 @@
  * reader of the log's tail per process (LogTail).
  */
 import type pg from 'pg';
-import { canonicalBody, sha256Hex } from './chain.ts';
+import { canonicalBodyFromText, sha256Hex } from './chain.ts';
+import { canonicalJson } from './jcs.ts';
 import { LogTail } from './log-tail.ts';
 import { listenerCensus } from './listener-census.ts';
 import { CoalescedNotify, Notifier } from './notifier.ts';
@@ -53,21 +54,42 @@ export function toRecorded(row: any): RecordedEvent {
   };
 }
 
+/** es_append's arguments after the stream and the expected revision: one array per field, one element per event. */
+export interface AppendArguments {
+  ids: string[];
+  types: string[];
+  /** Each event's data and metadata as RFC 8785 text: es_append stores them as they are, so the stored text is the hashed text (migration 0103). */
+  data: string[];
+  metadata: string[];
+  /** hex(SHA-256) of each event's RFC 8785 body (src/eventstore/chain.ts), from which es_append chains the stream's hashes. */
+  bodies: string[];
+}
+
 /**
- * es_append's argument: the events as one JSON array, each element the
- * event's RFC 8785 text plus its digest ("body"), from which es_append chains
- * the stream's hashes (src/eventstore/chain.ts). The canonical text doubles as
- * the JSON sent, so each event is serialized once, and es_append stores its
- * data and metadata members as they are: the stored text is the hashed text
- * (migration 0103, docs/audit.md "What the log stores").
+ * es_append's arguments (migration 0104): each event's data and metadata
+ * serialized once, as RFC 8785 text, which is both what is sent and stored
+ * and what its digest covers (docs/audit.md "What the log stores").
  */
-export function appendPayload(stream: string, events: NewEvent[]): string {
+export function appendArguments(stream: string, events: NewEvent[]): AppendArguments {
   if (stream.includes('\n')) throw new TypeError('a stream name cannot contain a line break (it separates the hashed fields)');
-  const parts = events.map((e) => {
-    const canonical = canonicalBody(e);
-    return `{"body":"${sha256Hex(canonical)}",${canonical.slice(1)}`;
-  });
-  return `[${parts.join(',')}]`;
+  const args: AppendArguments = { ids: [], types: [], data: [], metadata: [], bodies: [] };
+  for (const e of events) {
+    const data = canonicalJson(e.data);
+    const metadata = canonicalJson(e.metadata);
+    if (data === undefined || metadata === undefined) throw new TypeError(`event ${e.id} cannot be encoded as JSON`);
+    args.ids.push(e.id);
+    args.types.push(e.type);
+    args.data.push(data);
+    args.metadata.push(metadata);
+    args.bodies.push(sha256Hex(canonicalBodyFromText(e.id, e.type, data, metadata)));
+  }
+  return args;
+}
+
+/** The same arguments as SQL text, values as escaped literals (for a message of several statements, which takes no parameters). */
+function argumentsAsSql(args: AppendArguments, literal: (value: string) => string): string {
+  const array = (values: string[], type: string) => `array[${values.map(literal).join(',')}]::${type}[]`;
+  return [array(args.ids, 'uuid'), array(args.types, 'text'), array(args.data, 'json'), array(args.metadata, 'json'), array(args.bodies, 'text')].join(', ');
 }
 
 /**
@@ -111,15 +133,15 @@ export async function appendInTransaction(
   failed?: unknown,
 ): Promise<AppendResult> {
   if (events.length === 0) throw new TypeError('appendToStream needs at least one event');
+  const args = appendArguments(stream, events);
   try {
     if (failed) throw failed;
     const { rows } = await db.query({
       // A named statement: parsed and planned once per connection (docs/performance.md, "Event store").
       name: 'es_append',
-      // The events as one JSON array (migration 0011: cheaper than parallel arrays of JSON), as `json`
-      // so that their text is stored as it is (migration 0103).
-      text: 'select last_revision, last_transaction, last_position from es_append($1, $2, $3::json)',
-      values: [stream, expectedCode(expected), appendPayload(stream, events)],
+      // One array per field (migration 0104); data and metadata as `json`, stored as the text sent (0103).
+      text: 'select last_revision, last_transaction, last_position from es_append($1, $2, $3::uuid[], $4::text[], $5::json[], $6::json[], $7::text[])',
+      values: [stream, expectedCode(expected), args.ids, args.types, args.data, args.metadata, args.bodies],
     });
     const r = rows[0];
     return { nextRevision: Number(r.last_revision), position: encodePosition(r.last_transaction, r.last_position) };
@@ -195,7 +217,7 @@ async function appendAtomically(pool: pg.Pool, appends: StreamAppend[], inline: 
   if (new Set(streams).size !== streams.length) throw new TypeError('appendToStreams takes each stream once');
   const inlined = appends.map((a) => inline !== undefined && a.events.some((e) => inline.handles(e.type)));
   const withInline = inlined.includes(true);
-  const payloads = appends.map((a) => appendPayload(a.stream, a.events)); // may refuse an event: before a connection is taken
+  const args = appends.map((a) => appendArguments(a.stream, a.events)); // may refuse an event: before a connection is taken
   const client = await pool.connect();
   const literal = (v: string) => client.escapeLiteral(v);
   const locks = appends.length > 1 ? 1 : 0; // es_append locks a lone stream itself
@@ -206,7 +228,7 @@ async function appendAtomically(pool: pg.Pool, appends: StreamAppend[], inline: 
       : []),
     ...appends.map(
       (a, i) =>
-        `select last_revision, last_transaction, last_position, now() as at from es_append(${literal(a.stream)}, ${expectedCode(a.expected)}, ${literal(payloads[i])}::json, ${inlined[i]});`,
+        `select last_revision, last_transaction, last_position, now() as at from es_append(${literal(a.stream)}, ${expectedCode(a.expected)}, ${argumentsAsSql(args[i], literal)}, ${inlined[i]});`,
     ),
     ...(withInline ? [] : ['commit;']),
   ].join('\n');

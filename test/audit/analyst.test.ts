@@ -89,7 +89,7 @@ describe('analyst logins', function () {
     for (const table of ['api_keys', 'accounts', 'organizations', 'webhook_endpoints', 'webhook_deliveries', 'dashboard_users', 'dashboard_sessions', 'es_events', 'es_streams', 'idempotency_keys', 'projection_checkpoints']) {
       await denied(`select * from ${table} limit 1`);
     }
-    await denied(`select * from es_append('invoice-x', -1, '[]'::json)`);
+    await denied(`select * from es_append('invoice-x', -1, array['${uuidv7()}']::uuid[], '{T}', '{"{}"}', '{"{}"}', '{00}')`);
     // Becoming the group role it belongs to gives no more: the policy then matches no organization.
     await client.query('set role invoicing_analyst');
     try {

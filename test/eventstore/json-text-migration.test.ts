@@ -10,8 +10,10 @@ import { sql } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import { verifyLog } from '../../src/audit/verify.ts';
 import * as m0103 from '../../src/db/migrations/0103_es_events_json_text.ts';
+import * as m0104 from '../../src/db/migrations/0104_es_append_arrays.ts';
+import { canonicalBody, sha256Hex } from '../../src/eventstore/chain.ts';
 import { canonicalJson } from '../../src/eventstore/jcs.ts';
-import { appendPayload, createPostgresEventStore } from '../../src/eventstore/postgres.ts';
+import { createPostgresEventStore } from '../../src/eventstore/postgres.ts';
 import type { NewEvent } from '../../src/eventstore/types.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 import { esAppendSignature } from '../support/event-store.ts';
@@ -20,6 +22,11 @@ async function columnTypes(database: TestDatabase): Promise<Record<string, strin
   const { rows } = await sql<{ column_name: string; data_type: string }>`
     select column_name, data_type from information_schema.columns where table_name = 'es_events' and column_name in ('data', 'metadata')`.execute(database.db);
   return Object.fromEntries(rows.map((r) => [r.column_name, r.data_type]));
+}
+
+/** es_append's argument as 0103 took it: one JSON array, each event's RFC 8785 text with its digest ("body") first. */
+function payload0103(events: NewEvent[]): string {
+  return `[${events.map((e) => { const body = canonicalBody(e); return `{"body":"${sha256Hex(body)}",${body.slice(1)}`; }).join(',')}]`;
 }
 
 const organization = uuidv7();
@@ -40,6 +47,7 @@ describe('migration 0103: es_events as the hashed text', function () {
 
   it('rewrites the events stored as jsonb into their canonical text, hashes intact; down and up again', async () => {
     expect(await columnTypes(database)).to.deep.equal({ data: 'json', metadata: 'json' });
+    await m0104.down(database.db); // es_append as 0103 made it
     expect(await esAppendSignature(database)).to.equal('p_stream text, p_expected bigint, p_events json, p_applied_inline boolean');
     await m0103.down(database.db);
     expect(await columnTypes(database)).to.deep.equal({ data: 'jsonb', metadata: 'jsonb' });
@@ -51,12 +59,13 @@ describe('migration 0103: es_events as the hashed text', function () {
       newEvent({ notes: 'ligne\nsuivante \\ fin', arabic: 'فاتورة', emoji: '😀', n: 12345678901234 }),
     ];
     const stream = `invoice-${uuidv7()}`;
-    await sql`select es_append(${stream}, -2, ${appendPayload(stream, before)}::jsonb)`.execute(database.db);
+    await sql`select es_append(${stream}, -2, ${payload0103(before)}::jsonb)`.execute(database.db);
     const texts = async () =>
       (await sql<{ data: string; metadata: string }>`select data::text as data, metadata::text as metadata from es_events where stream_id = ${stream} order by revision`.execute(database.db)).rows;
     expect((await texts())[0].data).to.not.equal(canonicalJson(before[0].data)); // jsonb's printing
 
     await m0103.up(database.db);
+    await m0104.up(database.db);
     expect(await columnTypes(database)).to.deep.equal({ data: 'json', metadata: 'json' });
     expect(await texts()).to.deep.equal(before.map((e) => ({ data: canonicalJson(e.data), metadata: canonicalJson(e.metadata) })));
 
@@ -75,6 +84,7 @@ describe('migration 0103: es_events as the hashed text', function () {
     }
   });
   it('rewrites a log longer than one batch, and leaves a value JavaScript cannot print canonically as stored', async () => {
+    await m0104.down(database.db);
     await m0103.down(database.db);
     // 4,500 events in jsonb (the batch is 2,000), and one whose number JavaScript reads as Infinity.
     await sql`insert into es_events (stream_id, revision, event_id, type, data, metadata, hash)
@@ -89,5 +99,6 @@ describe('migration 0103: es_events as the hashed text', function () {
       from es_events where stream_id like 'bulk-%'`.execute(database.db);
     expect(rows).to.deep.equal([{ n: '4500', canonical: '4500' }]);
     expect(await hugeText()).to.equal(hugeBefore); // JSON.parse reads Infinity, which RFC 8785 cannot print: left as stored
+    await m0104.up(database.db);
   });
 });

@@ -72,7 +72,8 @@ async function canonicalizeStoredEvents(db: Kysely<any>): Promise<void> {
   }
 }
 
-const ES_APPEND_JSON = sql`
+/** This migration's es_append (its events as one json array), which 0104 replaces; exported for 0104's down. */
+export const esAppendJsonFunction = sql`
   -- p_expected: >= 0 exact revision, -1 any, -2 no_stream, -3 stream_exists
   -- p_events: [{body, data, id, metadata, type}]: each event's RFC 8785 text with "body", the hex sha256 of that
   --   text, added first; data and metadata are stored as the text they are given
@@ -156,7 +157,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`alter table es_events alter column data type json using data::json, alter column metadata type json using metadata::json`.execute(db);
   await canonicalizeStoredEvents(db);
   await sql`drop function es_append(text, bigint, jsonb, boolean)`.execute(db);
-  await ES_APPEND_JSON.execute(db);
+  await esAppendJsonFunction.execute(db);
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

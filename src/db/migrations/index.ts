@@ -30,6 +30,7 @@ import * as m0100 from './0100_es_events_applied_inline.ts';
 import * as m0101 from './0101_invoices_issue_date_covering.ts';
 import * as m0102 from './0102_invoice_issue_month_counts.ts';
 import * as m0103 from './0103_es_events_json_text.ts';
+import * as m0104 from './0104_es_append_arrays.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_eventstore': m0001,
@@ -59,4 +60,5 @@ export const migrations: Record<string, Migration> = {
   '0101_invoices_issue_date_covering': m0101,
   '0102_invoice_issue_month_counts': m0102,
   '0103_es_events_json_text': m0103,
+  '0104_es_append_arrays': m0104,
 };
