@@ -102,8 +102,13 @@ function argumentsAsSql(args: AppendArguments, literal: (value: string) => strin
 export interface InlineProjections {
   /** Whether an inline projection reads this event type (an append with none stays one autocommit statement). */
   handles(type: string): boolean;
-  /** Writes the rows of these just-appended events on `client`, inside its open transaction; throws to refuse the append. */
-  apply(events: RecordedEvent[], client: pg.PoolClient): Promise<void>;
+  /**
+   * What the projections must run first in the append's transaction (their locks), as SQL text with
+   * literals, or null: sent in the append's own message, one round trip fewer.
+   */
+  opening(events: readonly NewEvent[], literal: (value: string) => string): string | null;
+  /** Writes the rows of these just-appended events on `client`, inside its open transaction; throws to refuse the append. `opened`: opening() ran. */
+  apply(events: RecordedEvent[], client: pg.PoolClient, opened: boolean): Promise<void>;
 }
 
 /** A retried append whose events are all stored already succeeded before: answer as then. */
@@ -192,7 +197,8 @@ class AppendRefused {
  * One or more streams' appends in one transaction, on one pooled
  * connection, as one message: BEGIN, the streams' locks (several streams
  * only), one es_append per stream, and COMMIT, unless inline projections
- * read these events: then their statements and COMMIT follow. The events
+ * read these events: then the message ends with their opening statements
+ * (their locks), and their other statements and COMMIT follow. The events
  * (and their rows) commit together or not at all. Values go as escaped
  * literals (simple protocol: several statements in one message). now() is
  * the transaction's timestamp, which es_events.created_at defaults to; events
@@ -221,6 +227,8 @@ async function appendAtomically(pool: pg.Pool, appends: StreamAppend[], inline: 
   const client = await pool.connect();
   const literal = (v: string) => client.escapeLiteral(v);
   const locks = appends.length > 1 ? 1 : 0; // es_append locks a lone stream itself
+  // The inline projections' locks ride in the same message, after the appends (as they would come in their own statement).
+  const opening = withInline ? inline!.opening(appends.flatMap((a, i) => (inlined[i] ? a.events : [])), literal) : null;
   const message = [
     'begin;',
     ...(locks
@@ -230,6 +238,7 @@ async function appendAtomically(pool: pg.Pool, appends: StreamAppend[], inline: 
       (a, i) =>
         `select last_revision, last_transaction, last_position, now() as at from es_append(${literal(a.stream)}, ${expectedCode(a.expected)}, ${argumentsAsSql(args[i], literal)}, ${inlined[i]});`,
     ),
+    ...(opening === null ? [] : [`${opening};`]),
     ...(withInline ? [] : ['commit;']),
   ].join('\n');
   let broken: Error | undefined;
@@ -249,7 +258,7 @@ async function appendAtomically(pool: pg.Pool, appends: StreamAppend[], inline: 
           inlined[i] ? asRecorded(a.stream, a.events, Number(rows[i].last_revision), rows[i].last_transaction, rows[i].last_position, rows[i].at) : [],
         );
         try {
-          await inline!.apply(recorded, client);
+          await inline!.apply(recorded, client, opening !== null);
         } catch (err) {
           await client.query('rollback').catch((e) => (broken = e));
           // A lost connection stays recognisable through `cause` (the API answers 503 for it).

@@ -98,13 +98,22 @@ export function inlineProjections(projectors: readonly Projector[], logger: Logg
   const types = new Set(projectors.flatMap((p) => p.handles));
   const projections: InlineProjections = {
     handles: (type) => types.has(type),
-    async apply(events: RecordedEvent[], client: pg.PoolClient) {
+    opening(events, literal) {
+      const texts = handled.flatMap(({ projector, types: mine }) => {
+        const own = events.filter((e) => mine.has(e.type));
+        const text = own.length > 0 ? (projector.opening?.(own, literal) ?? null) : null;
+        return text === null ? [] : [text];
+      });
+      return texts.length > 0 ? texts.join(';\n') : null;
+    },
+    async apply(events: RecordedEvent[], client: pg.PoolClient, opened: boolean) {
       const trx = kyselyOn(client) as unknown as Transaction<Database>;
       for (const { projector, types: mine } of handled) {
         const own = events.filter((e) => mine.has(e.type));
         if (own.length === 0) continue;
         try {
-          await projector.apply(own, trx);
+          // Its opening ran in the append's message when there was one (opening() above, for the same events).
+          await projector.apply(own, trx, { opened: opened && projector.opening !== undefined });
         } catch (err) {
           logger.error(
             { alert: 'inline_projection_failed', projector: projector.name, streams: [...new Set(own.map((e) => e.stream))], event_ids: own.map((e) => e.id), event_types: own.map((e) => e.type), err },

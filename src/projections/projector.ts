@@ -23,10 +23,12 @@ export interface Projector {
   /**
    * The statement a batch's transaction must run first, as SQL text with the
    * values as literals (`literal` escapes one), or null: the runner sends it
-   * with its BEGIN, one round trip fewer per batch, and tells apply()
-   * (`opened`), which otherwise runs it itself (inline, rebuild, verify).
+   * with its BEGIN, and an inline append in the message of its es_append, one
+   * round trip fewer each; both tell apply() (`opened`), which otherwise runs
+   * it itself (rebuild, verify). It reads only the events' types and data, so
+   * it can be written before the events are appended.
    */
-  opening?(events: RecordedEvent[], literal: (value: string) => string): string | null;
+  opening?(events: readonly Pick<RecordedEvent, 'type' | 'data'>[], literal: (value: string) => string): string | null;
   /**
    * Inline: on the PostgreSQL event store, also applied inside the append's
    * transaction (inline.ts), so writes answer from its rows without waiting.

@@ -45,7 +45,12 @@ runEventStoreContract('postgres with an inline projection of every event', () =>
   postgresSetup({
     inline: {
       handles: () => true,
-      async apply(events, client) {
+      // An opening statement rides in the append's message, in its transaction; apply is told it ran, and
+      // finds its mark (else it refuses the append, and the contract's appends fail).
+      opening: (events, literal) => `select set_config('invoicing_test.opened', ${literal(events[0].id)}, true)`,
+      async apply(events, client, opened) {
+        const { rows } = await client.query("select current_setting('invoicing_test.opened', true) as mark");
+        if (!opened || rows[0].mark !== events[0].id) throw new Error('the opening statement did not run in the append transaction');
         await client.query('select $1::int as n', [events.length]);
       },
     },
