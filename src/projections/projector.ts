@@ -1,4 +1,4 @@
-import type { Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { RecordedEvent } from '../eventstore/types.ts';
 import type { Database } from '../db/schema.ts';
 
@@ -29,6 +29,14 @@ export interface Projector {
    * it can be written before the events are appended.
    */
   opening?(events: readonly Pick<RecordedEvent, 'type' | 'data'>[], literal: (value: string) => string): string | null;
+  /**
+   * The events of a batch that need a write, read outside any transaction
+   * (the runner asks before it opens one): a batch left with none moves the
+   * checkpoint lazily, like a batch of events the projector does not handle.
+   * For a consumer that most events concern in type but not in fact (the
+   * webhook subscriber, for organizations with no endpoint). Absent: all.
+   */
+  relevant?(events: RecordedEvent[], db: Kysely<Database>): Promise<RecordedEvent[]>;
   /**
    * Inline: on the PostgreSQL event store, also applied inside the append's
    * transaction (inline.ts), so writes answer from its rows without waiting.

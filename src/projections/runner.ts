@@ -6,7 +6,8 @@
  * A failing event stops the projector, is logged with the event id and shown
  * by /readyz; it is retried with backoff, never skipped.
  *
- * A batch with nothing for this projector needs no transaction: the runner
+ * A batch with nothing for this projector (no event of its types, or none
+ * its `relevant` keeps) needs no transaction: the runner
  * moves on in memory, tells waiters at once, and stores the checkpoint within
  * FLUSH_MS (or with its next real batch). Nothing is lost by a crash in
  * between: those events are read again and again need nothing. Six consumers
@@ -241,7 +242,8 @@ export class ProjectionRunner {
   private async applyBatch(events: RecordedEvent[]): Promise<void> {
     const last = events[events.length - 1].position;
     const applied = this.projector.inline ? this.deps.applied : undefined;
-    const mine = events.filter((e) => this.handles.has(e.type) && !applied?.has(e.id));
+    let mine = events.filter((e) => this.handles.has(e.type) && !applied?.has(e.id));
+    if (mine.length > 0 && this.projector.relevant) mine = await this.projector.relevant(mine, this.deps.db);
     if (mine.length === 0) {
       this.advanced(last);
       this.flushTimer ??= setTimeout(() => void this.flush().catch(() => {}), FLUSH_MS);

@@ -148,6 +148,27 @@ describe('webhooks: delivery per convention', () => {
     expect(receiver.requests.map((r) => r.headers['x-webhook-event'])).to.deep.equal(['customer.created']);
   });
 
+  it('events of an organization without an endpoint open no transaction; its first endpoint gets the next events', async () => {
+    await h.runner.stop();
+    const batches: string[][] = [];
+    const recording = { ...webhookSubscriber, apply: (events: any[], trx: any) => (batches.push(events.map((e) => e.id)), webhookSubscriber.apply(events, trx)) };
+    const runner = new ProjectionRunner({ db: h.t.db, store: h.store, url: h.t.url, logger: silentLogger }, recording);
+    runner.start();
+    try {
+      const org = await newOrganization(h.t.db);
+      await appendInvoice(h.store, org, ['InvoiceCreated', 'InvoicePaid']);
+      await subscriberPassed((await h.store.readAll(null, 100_000)).at(-1)!.position); // stored lazily, with no batch applied
+      expect(batches).to.deep.equal([]);
+      await newEndpoint(h.t.db, org, receiver.url('/first'), 'A');
+      const created = await appendCustomer(h.store, org);
+      await until(() => receiver.requests.length === 1);
+      expect(batches).to.deep.equal([[created.id]]);
+      expect(receiver.requests[0].headers['x-webhook-event']).to.equal('customer.created');
+    } finally {
+      await runner.stop();
+    }
+  });
+
   it('logs name deliveries, endpoints and outcomes, never the secret', async () => {
     const lines: string[] = [];
     const sink = new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) });
