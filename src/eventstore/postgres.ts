@@ -6,7 +6,7 @@
  * (CoalescedNotify), not from inside the append transaction, and share one
  * reader of the log's tail per process (LogTail).
  */
-import type pg from 'pg';
+import pg from 'pg';
 import { canonicalBodyFromText, sha256Hex } from './chain.ts';
 import { canonicalJson } from './jcs.ts';
 import { LogTail } from './log-tail.ts';
@@ -223,12 +223,19 @@ async function appendAtomically(pool: pg.Pool, appends: StreamAppend[], inline: 
   if (new Set(streams).size !== streams.length) throw new TypeError('appendToStreams takes each stream once');
   const inlined = appends.map((a) => inline !== undefined && a.events.some((e) => inline.handles(e.type)));
   const withInline = inlined.includes(true);
-  const args = appends.map((a) => appendArguments(a.stream, a.events)); // may refuse an event: before a connection is taken
+  // Everything that may throw in Node comes before a connection is taken: the arguments (an event JSON cannot
+  // encode) and the inline projections' opening statements (their locks, which ride in the same message, after
+  // the appends, as they would come in their own statement; a projector bug there refuses the append like one in apply).
+  const args = appends.map((a) => appendArguments(a.stream, a.events));
+  const literal = (v: string) => pg.escapeLiteral(v);
+  let opening: string | null = null;
+  try {
+    opening = withInline ? inline!.opening(appends.flatMap((a, i) => (inlined[i] ? a.events : [])), literal) : null;
+  } catch (err) {
+    throw new InlineProjectionError(streams.join(', '), err);
+  }
   const client = await pool.connect();
-  const literal = (v: string) => client.escapeLiteral(v);
   const locks = appends.length > 1 ? 1 : 0; // es_append locks a lone stream itself
-  // The inline projections' locks ride in the same message, after the appends (as they would come in their own statement).
-  const opening = withInline ? inline!.opening(appends.flatMap((a, i) => (inlined[i] ? a.events : [])), literal) : null;
   const message = [
     'begin;',
     ...(locks

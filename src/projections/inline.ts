@@ -96,12 +96,25 @@ export function inlineProjections(projectors: readonly Projector[], logger: Logg
   const applied = new InlineApplied();
   const handled = projectors.map((p) => ({ projector: p, types: new Set(p.handles) }));
   const types = new Set(projectors.flatMap((p) => p.handles));
+  /** A projector threw on these events (in opening or apply): the append is refused, and the log says so as an alert. */
+  const alert = (projector: Projector, own: readonly { id: string; type: string; stream?: string }[], err: unknown) =>
+    logger.error(
+      { alert: 'inline_projection_failed', projector: projector.name, streams: [...new Set(own.flatMap((e) => (e.stream ? [e.stream] : [])))], event_ids: own.map((e) => e.id), event_types: own.map((e) => e.type), err },
+      'inline projection failed: the append was refused and rolled back (a projector bug: fix it, nothing was written)',
+    );
   const projections: InlineProjections = {
     handles: (type) => types.has(type),
     opening(events, literal) {
       const texts = handled.flatMap(({ projector, types: mine }) => {
         const own = events.filter((e) => mine.has(e.type));
-        const text = own.length > 0 ? (projector.opening?.(own, literal) ?? null) : null;
+        if (own.length === 0 || !projector.opening) return [];
+        let text: string | null;
+        try {
+          text = projector.opening(own, literal);
+        } catch (err) {
+          alert(projector, own, err);
+          throw err;
+        }
         return text === null ? [] : [text];
       });
       return texts.length > 0 ? texts.join(';\n') : null;
@@ -115,10 +128,7 @@ export function inlineProjections(projectors: readonly Projector[], logger: Logg
           // Its opening ran in the append's message when there was one (opening() above, for the same events).
           await projector.apply(own, trx, { opened: opened && projector.opening !== undefined });
         } catch (err) {
-          logger.error(
-            { alert: 'inline_projection_failed', projector: projector.name, streams: [...new Set(own.map((e) => e.stream))], event_ids: own.map((e) => e.id), event_types: own.map((e) => e.type), err },
-            'inline projection failed: the append was refused and rolled back (a projector bug: fix it, nothing was written)',
-          );
+          alert(projector, own, err);
           throw err;
         }
       }

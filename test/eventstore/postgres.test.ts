@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { appendInTransaction, type PostgresStoreOptions } from '../../src/eventstore/postgres.ts';
-import { comparePositions, type RecordedEvent } from '../../src/eventstore/types.ts';
+import { comparePositions, InlineProjectionError, type RecordedEvent } from '../../src/eventstore/types.ts';
 import { freshPostgresStore } from '../support/event-store.ts';
 import { newEvent, runEventStoreContract, streamName, waitFor, type ContractSetup } from './contract.ts';
 
@@ -139,6 +139,38 @@ describe('postgres event store: a transaction that commits late', function () {
     } finally {
       await open.rollback(); // no-op when already rolled back
       await sub.stop();
+    }
+  });
+});
+
+describe('postgres event store: an inline projection whose opening throws', function () {
+  it('refuses the append with InlineProjectionError, stores nothing, and keeps no connection', async function () {
+    const { database, store, cleanup } = await freshPostgresStore({
+      inline: {
+        handles: () => true,
+        opening: () => {
+          throw new Error('projector bug in opening (test)');
+        },
+        async apply() {},
+      },
+    });
+    try {
+      const stream = streamName();
+      for (let i = 0; i < 3; i++) {
+        let error: unknown;
+        try {
+          await store.appendToStream(stream, [newEvent('X')], 'no_stream');
+        } catch (err) {
+          error = err;
+        }
+        expect(error, 'each append refused').to.be.instanceOf(InlineProjectionError);
+        expect(String((error as InlineProjectionError).cause)).to.include('projector bug in opening');
+      }
+      expect(await store.readStream(stream)).to.deep.equal([]);
+      // Refused before a connection was taken: every pooled connection is idle.
+      expect(database.pool.totalCount - database.pool.idleCount).to.equal(0);
+    } finally {
+      await cleanup();
     }
   });
 });

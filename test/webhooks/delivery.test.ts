@@ -164,6 +164,10 @@ describe('webhooks: delivery per convention', () => {
       await until(() => receiver.requests.length === 1);
       expect(batches).to.deep.equal([[created.id]]);
       expect(receiver.requests[0].headers['x-webhook-event']).to.equal('customer.created');
+      // The organization's id in capitals (a uuid all the same) finds its endpoint too.
+      const shouted = await appendCustomer(h.store, org.toUpperCase(), 'CustomerArchived');
+      await until(() => receiver.requests.length === 2);
+      expect(batches).to.deep.equal([[created.id], [shouted.id]]);
     } finally {
       await runner.stop();
     }

@@ -21,8 +21,9 @@
  *   its checkpoint lazily). An organization found with an endpoint is
  *   remembered for a minute, so a busy subscribed organization pays no
  *   read; one found without is asked again at its next batch. An endpoint
- *   committed after that read gets none of the batch's events, which
- *   happened before it was there.
+ *   whose creation commits after that read gets none of the batch's events
+ *   (as before this read, one committing after the subscriber's insert got
+ *   none: the window now opens at the read instead of the insert).
  */
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { PUBLIC_EVENT_NAMES, toPublicEvent } from '../../commands/public-event-names.ts';
@@ -44,26 +45,41 @@ export function publishedEvent(e: RecordedEvent): PublishedEvent | null {
   return { id: e.id, name: pub.name, organizationId: org, createdAt, data: pub.data };
 }
 
-/** Organizations last seen with an enabled endpoint, and until when that is trusted (bounded: cleared when full). */
+/** Organizations last seen with an enabled endpoint, and until when that is trusted (bounded: see remember). */
 const subscribed = new Map<string, number>();
 const SUBSCRIBED_FOR_MS = 60_000;
 const SUBSCRIBED_MAX = 10_000;
+
+function remember(organizationIds: string[], now: number): void {
+  if (subscribed.size + organizationIds.length > SUBSCRIBED_MAX) {
+    for (const [org, until] of subscribed) if (until <= now) subscribed.delete(org);
+    if (subscribed.size + organizationIds.length > SUBSCRIBED_MAX) subscribed.clear();
+  }
+  for (const org of organizationIds) subscribed.set(org, now + SUBSCRIBED_FOR_MS);
+}
 
 /** The published events whose organization has an enabled endpoint (read unless remembered). */
 async function relevantEvents(events: RecordedEvent[], db: Kysely<Database>): Promise<RecordedEvent[]> {
   const published = events.flatMap((e) => {
     const pub = publishedEvent(e);
-    return pub ? [{ e, org: pub.organizationId }] : [];
+    // Lower case, as PostgreSQL prints a uuid (an organization id written in capitals is the same organization).
+    return pub ? [{ e, org: pub.organizationId.toLowerCase() }] : [];
   });
   const now = Date.now();
-  const unknown = [...new Set(published.map((p) => p.org))].filter((org) => (subscribed.get(org) ?? 0) <= now);
+  // Decided from this set, not from the map, which remember() may empty.
+  const withEndpoints = new Set<string>();
+  const unknown: string[] = [];
+  for (const org of new Set(published.map((p) => p.org))) {
+    if ((subscribed.get(org) ?? 0) > now) withEndpoints.add(org);
+    else unknown.push(org);
+  }
   if (unknown.length > 0) {
     const { rows } = await sql<{ organization_id: string }>`
       select distinct organization_id from webhook_endpoints where organization_id = any(${unknown}::uuid[]) and enabled`.execute(db);
-    if (subscribed.size + rows.length > SUBSCRIBED_MAX) subscribed.clear();
-    for (const r of rows) subscribed.set(r.organization_id, now + SUBSCRIBED_FOR_MS);
+    for (const r of rows) withEndpoints.add(r.organization_id);
+    remember(rows.map((r) => r.organization_id), now);
   }
-  return published.filter((p) => (subscribed.get(p.org) ?? 0) > now).map((p) => p.e);
+  return published.filter((p) => withEndpoints.has(p.org)).map((p) => p.e);
 }
 
 export const webhookSubscriber: Projector = {
