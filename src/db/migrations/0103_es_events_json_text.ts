@@ -72,26 +72,16 @@ async function canonicalizeStoredEvents(db: Kysely<any>): Promise<void> {
   }
 }
 
-/** This migration's es_append (its events as one json array), which 0104 replaces; exported for 0104's down. */
-export const esAppendJsonFunction = sql`
-  -- p_expected: >= 0 exact revision, -1 any, -2 no_stream, -3 stream_exists
-  -- p_events: [{body, data, id, metadata, type}]: each event's RFC 8785 text with "body", the hex sha256 of that
-  --   text, added first; data and metadata are stored as the text they are given
-  -- p_applied_inline: the caller writes the events' read-model rows in this same transaction
-  create function es_append(p_stream text, p_expected bigint, p_events json, p_applied_inline boolean default false)
-  returns table (last_revision bigint, last_transaction xid8, last_position bigint)
-  language plpgsql as $$
-  declare
-    v_count bigint := json_array_length(p_events);
-    v_bodies text[];
-    v_prev bigint;
-    v_actual bigint;
-    v_tx xid8;
-    v_pos bigint;
-    v_hash text;
-    v_hashes text[];
-  begin
-    -- Before the first write: the log's order is the xid's (migration 0100). Two-key advisory locks
+/**
+ * The part of es_append that claims the stream, shared by this migration's
+ * function and 0104's (one text of the rule, not two): the stream's advisory
+ * lock before the first write, the expected revision checked and the stream
+ * row moved (v_prev: the revision before the new events), and the previous
+ * event's hash (v_hash) to chain to. Expects v_count, v_prev, v_actual and
+ * v_hash declared. Like any migration's SQL it is history: never changed once
+ * released, or the two migrations would no longer create what they created.
+ */
+export const esAppendStreamHead = sql`    -- Before the first write: the log's order is the xid's (migration 0100). Two-key advisory locks
     -- (namespace 1163084112, "ESAP" in ASCII) share no keys with the projectors' one-key locks.
     perform pg_advisory_xact_lock(1163084112, hashtext(p_stream));
     if p_expected = -2 then
@@ -124,7 +114,28 @@ export const esAppendJsonFunction = sql`
       v_hash := '${sql.raw(GENESIS_HASH)}';
     else
       select e.hash into v_hash from es_events e where e.stream_id = p_stream and e.revision = v_prev;
-    end if;
+    end if;`;
+
+/** This migration's es_append (its events as one json array), which 0104 replaces; exported for 0104's down. */
+export const esAppendJsonFunction = sql`
+  -- p_expected: >= 0 exact revision, -1 any, -2 no_stream, -3 stream_exists
+  -- p_events: [{body, data, id, metadata, type}]: each event's RFC 8785 text with "body", the hex sha256 of that
+  --   text, added first; data and metadata are stored as the text they are given
+  -- p_applied_inline: the caller writes the events' read-model rows in this same transaction
+  create function es_append(p_stream text, p_expected bigint, p_events json, p_applied_inline boolean default false)
+  returns table (last_revision bigint, last_transaction xid8, last_position bigint)
+  language plpgsql as $$
+  declare
+    v_count bigint := json_array_length(p_events);
+    v_bodies text[];
+    v_prev bigint;
+    v_actual bigint;
+    v_tx xid8;
+    v_pos bigint;
+    v_hash text;
+    v_hashes text[];
+  begin
+${esAppendStreamHead}
     if v_count = 1 then -- nearly every append: one statement fewer than the loop's
       v_hashes := array[encode(sha256(convert_to(
         v_hash || E'\\n' || p_stream || E'\\n' || (v_prev + 1)::text || E'\\n' || (p_events -> 0 ->> 'body'),

@@ -10,8 +10,8 @@
  * one DO block), 63 to 66 us per append against 103 to 117
  * (docs/performance.md "es_append from arrays").
  *
- * Everything else is as in migration 0103: the stream's lock before its
- * first write (the log's order is the xid's, migration 0100), the expected
+ * Everything else is as in migration 0103 (the stream's part is 0103's own
+ * text, esAppendStreamHead): the stream's lock before its first write (the log's order is the xid's, migration 0100), the expected
  * revision, the chain (src/eventstore/chain.ts: each hash covers the
  * previous one, the stream, the revision and the digest of the event's
  * RFC 8785 text), data and metadata stored as the text given, and
@@ -23,10 +23,9 @@
  * (docs/operations.md "Upgrades").
  */
 import { sql, type Kysely } from 'kysely';
-import { GENESIS_HASH } from '../../eventstore/chain.ts';
-import { esAppendJsonFunction } from './0103_es_events_json_text.ts';
+import { esAppendJsonFunction, esAppendStreamHead } from './0103_es_events_json_text.ts';
 
-const ES_APPEND_ARRAYS = sql`
+export const esAppendArraysFunction = sql`
   -- p_expected: >= 0 exact revision, -1 any, -2 no_stream, -3 stream_exists
   -- p_ids, p_types, p_data, p_metadata, p_bodies: one element per event, in order; p_bodies[i] is the hex sha256
   --   of event i's RFC 8785 text; data and metadata are stored as the text they are given
@@ -48,40 +47,7 @@ const ES_APPEND_ARRAYS = sql`
        or cardinality(p_metadata) <> v_count or cardinality(p_bodies) <> v_count then
       raise exception using errcode = '22023', message = 'es_append: one id, type, data, metadata and body per event, at least one event';
     end if;
-    -- Before the first write: the log's order is the xid's (migration 0100). Two-key advisory locks
-    -- (namespace 1163084112, "ESAP" in ASCII) share no keys with the projectors' one-key locks.
-    perform pg_advisory_xact_lock(1163084112, hashtext(p_stream));
-    if p_expected = -2 then
-      insert into es_streams (stream_id, revision) values (p_stream, v_count - 1) on conflict do nothing;
-      if not found then
-        select revision into v_actual from es_streams where stream_id = p_stream;
-        raise exception using errcode = 'ES001', message = 'wrong expected version', detail = coalesce(v_actual::text, 'no_stream');
-      end if;
-      v_prev := -1;
-    elsif p_expected >= 0 then
-      update es_streams set revision = revision + v_count where stream_id = p_stream and revision = p_expected;
-      if not found then
-        select revision into v_actual from es_streams where stream_id = p_stream;
-        raise exception using errcode = 'ES001', message = 'wrong expected version', detail = coalesce(v_actual::text, 'no_stream');
-      end if;
-      v_prev := p_expected;
-    elsif p_expected = -3 then
-      update es_streams set revision = revision + v_count where stream_id = p_stream returning revision - v_count into v_prev;
-      if not found then
-        raise exception using errcode = 'ES001', message = 'wrong expected version', detail = 'no_stream';
-      end if;
-    else
-      insert into es_streams as s (stream_id, revision) values (p_stream, v_count - 1)
-        on conflict (stream_id) do update set revision = s.revision + v_count
-        returning s.revision - v_count into v_prev;
-    end if;
-
-    -- The stream row is locked by now: the previous event is committed and ours to chain to.
-    if v_prev < 0 then
-      v_hash := '${sql.raw(GENESIS_HASH)}';
-    else
-      select e.hash into v_hash from es_events e where e.stream_id = p_stream and e.revision = v_prev;
-    end if;
+${esAppendStreamHead}
     if v_count = 1 then -- nearly every append: no loop, no unnest
       insert into es_events (stream_id, revision, event_id, type, data, metadata, hash, applied_inline)
       values (p_stream, v_prev + 1, p_ids[1], p_types[1], p_data[1], p_metadata[1],
@@ -111,7 +77,7 @@ const ES_APPEND_ARRAYS = sql`
 
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`drop function es_append(text, bigint, json, boolean)`.execute(db);
-  await ES_APPEND_ARRAYS.execute(db);
+  await esAppendArraysFunction.execute(db);
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
