@@ -15,15 +15,10 @@ import { canonicalJson } from '../../src/eventstore/jcs.ts';
 import { appendArguments, createPostgresEventStore } from '../../src/eventstore/postgres.ts';
 import type { NewEvent } from '../../src/eventstore/types.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
-import { esAppendSignature } from '../support/event-store.ts';
+import { esAppendSignature, eventsAsOneJsonArray, eventWithData } from '../support/event-store.ts';
 
 const organization = uuidv7();
-const newEvent = (data: unknown): NewEvent => ({
-  id: uuidv7(),
-  type: 'InvoiceUpdated',
-  data: data as NewEvent['data'],
-  metadata: { organization_id: organization, actor: 'key_1', request_id: null, correlation_id: null, causation_id: null, occurred_at: '2026-11-27T10:00:00.000Z' },
-});
+const newEvent = (data: unknown): NewEvent => eventWithData(organization, data);
 const ARRAYS = 'p_stream text, p_expected bigint, p_ids uuid[], p_types text[], p_data json[], p_metadata json[], p_bodies text[], p_applied_inline boolean';
 
 describe('migration 0104: es_append from arrays', function () {
@@ -40,8 +35,7 @@ describe('migration 0104: es_append from arrays', function () {
     expect(await esAppendSignature(database)).to.equal('p_stream text, p_expected bigint, p_events json, p_applied_inline boolean');
     const stream = `invoice-${uuidv7()}`;
     const first = newEvent({ z: 1, a: 'é « » "q" \\ fin' });
-    const body = canonicalBody(first);
-    await sql`select es_append(${stream}, -2, ${`[{"body":"${sha256Hex(body)}",${body.slice(1)}]`}::json)`.execute(database.db);
+    await sql`select es_append(${stream}, -2, ${eventsAsOneJsonArray([first])}::json)`.execute(database.db);
     await m0104.up(database.db);
     expect(await esAppendSignature(database)).to.equal(ARRAYS);
 

@@ -11,12 +11,11 @@ import { v7 as uuidv7 } from 'uuid';
 import { verifyLog } from '../../src/audit/verify.ts';
 import * as m0103 from '../../src/db/migrations/0103_es_events_json_text.ts';
 import * as m0104 from '../../src/db/migrations/0104_es_append_arrays.ts';
-import { canonicalBody, sha256Hex } from '../../src/eventstore/chain.ts';
 import { canonicalJson } from '../../src/eventstore/jcs.ts';
 import { createPostgresEventStore } from '../../src/eventstore/postgres.ts';
 import type { NewEvent } from '../../src/eventstore/types.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
-import { esAppendSignature } from '../support/event-store.ts';
+import { esAppendSignature, eventsAsOneJsonArray, eventWithData } from '../support/event-store.ts';
 
 async function columnTypes(database: TestDatabase): Promise<Record<string, string>> {
   const { rows } = await sql<{ column_name: string; data_type: string }>`
@@ -24,18 +23,8 @@ async function columnTypes(database: TestDatabase): Promise<Record<string, strin
   return Object.fromEntries(rows.map((r) => [r.column_name, r.data_type]));
 }
 
-/** es_append's argument as 0103 took it: one JSON array, each event's RFC 8785 text with its digest ("body") first. */
-function payload0103(events: NewEvent[]): string {
-  return `[${events.map((e) => { const body = canonicalBody(e); return `{"body":"${sha256Hex(body)}",${body.slice(1)}`; }).join(',')}]`;
-}
-
 const organization = uuidv7();
-const newEvent = (data: unknown): NewEvent => ({
-  id: uuidv7(),
-  type: 'InvoiceUpdated',
-  data: data as NewEvent['data'],
-  metadata: { organization_id: organization, actor: 'key_1', request_id: null, correlation_id: null, causation_id: null, occurred_at: '2026-11-27T10:00:00.000Z' },
-});
+const newEvent = (data: unknown): NewEvent => eventWithData(organization, data);
 
 describe('migration 0103: es_events as the hashed text', function () {
   this.timeout(60_000);
@@ -59,7 +48,7 @@ describe('migration 0103: es_events as the hashed text', function () {
       newEvent({ notes: 'ligne\nsuivante \\ fin', arabic: 'فاتورة', emoji: '😀', n: 12345678901234 }),
     ];
     const stream = `invoice-${uuidv7()}`;
-    await sql`select es_append(${stream}, -2, ${payload0103(before)}::jsonb)`.execute(database.db);
+    await sql`select es_append(${stream}, -2, ${eventsAsOneJsonArray(before)}::jsonb)`.execute(database.db);
     const texts = async () =>
       (await sql<{ data: string; metadata: string }>`select data::text as data, metadata::text as metadata from es_events where stream_id = ${stream} order by revision`.execute(database.db)).rows;
     expect((await texts())[0].data).to.not.equal(canonicalJson(before[0].data)); // jsonb's printing
