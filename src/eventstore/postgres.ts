@@ -106,7 +106,7 @@ export interface InlineProjections {
    * What the projections must run first in the append's transaction (their locks), as SQL text with
    * literals, or null: sent in the append's own message, one round trip fewer.
    */
-  opening(events: readonly NewEvent[], literal: (value: string) => string): string | null;
+  opening(events: readonly (NewEvent & { stream: string })[], literal: (value: string) => string): string | null;
   /** Writes the rows of these just-appended events on `client`, inside its open transaction; throws to refuse the append. `opened`: opening() ran. */
   apply(events: RecordedEvent[], client: pg.PoolClient, opened: boolean): Promise<void>;
 }
@@ -230,7 +230,7 @@ async function appendAtomically(pool: pg.Pool, appends: StreamAppend[], inline: 
   const literal = (v: string) => pg.escapeLiteral(v);
   let opening: string | null = null;
   try {
-    opening = withInline ? inline!.opening(appends.flatMap((a, i) => (inlined[i] ? a.events : [])), literal) : null;
+    opening = withInline ? inline!.opening(appends.flatMap((a, i) => (inlined[i] ? a.events.map((e) => ({ ...e, stream: a.stream })) : [])), literal) : null;
   } catch (err) {
     throw new InlineProjectionError(streams.join(', '), err);
   }

@@ -97,9 +97,9 @@ export function inlineProjections(projectors: readonly Projector[], logger: Logg
   const handled = projectors.map((p) => ({ projector: p, types: new Set(p.handles) }));
   const types = new Set(projectors.flatMap((p) => p.handles));
   /** A projector threw on these events (in opening or apply): the append is refused, and the log says so as an alert. */
-  const alert = (projector: Projector, own: readonly { id: string; type: string; stream?: string }[], err: unknown) =>
+  const alert = (projector: Projector, own: readonly { id: string; type: string; stream: string }[], err: unknown) =>
     logger.error(
-      { alert: 'inline_projection_failed', projector: projector.name, streams: [...new Set(own.flatMap((e) => (e.stream ? [e.stream] : [])))], event_ids: own.map((e) => e.id), event_types: own.map((e) => e.type), err },
+      { alert: 'inline_projection_failed', projector: projector.name, streams: [...new Set(own.map((e) => e.stream))], event_ids: own.map((e) => e.id), event_types: own.map((e) => e.type), err },
       'inline projection failed: the append was refused and rolled back (a projector bug: fix it, nothing was written)',
     );
   const projections: InlineProjections = {
