@@ -7,17 +7,30 @@
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config.ts';
 import { DomainError } from '../shared/errors.ts';
-import { register as account } from './account.ts';
-import { register as analyst } from './analyst.ts';
-import { register as audit } from './audit.ts';
-import { register as key } from './key.ts';
-import { register as org } from './org.ts';
-import { register as projections } from './projections.ts';
 import { CommandFailed, createSession, UsageError, type CommandGroup } from './shared.ts';
-import { register as user } from './user.ts';
-import { register as webhook } from './webhook.ts';
 
-const GROUPS: CommandGroup[] = [account, org, key, projections, webhook, audit, user, analyst];
+/**
+ * The groups, in help's order, each loaded only when it runs: a command
+ * loads its own group's modules, not every group's (an `audit export` of a
+ * million events must stay under 200 MiB; docs/performance.md "The admin
+ * CLI's memory"). Help, and a group name that is none of these, load all.
+ */
+const GROUPS: Record<string, () => Promise<{ register: CommandGroup }>> = {
+  account: () => import('./account.ts'),
+  org: () => import('./org.ts'),
+  key: () => import('./key.ts'),
+  projections: () => import('./projections.ts'),
+  webhook: () => import('./webhook.ts'),
+  audit: () => import('./audit.ts'),
+  user: () => import('./user.ts'),
+  analyst: () => import('./analyst.ts'),
+};
+
+/** The groups a command line needs: the one it names (its first word), else all of them. */
+function groupsFor(argv: string[]): (() => Promise<{ register: CommandGroup }>)[] {
+  const named = argv.slice(2).find((a) => !a.startsWith('-'));
+  return named !== undefined && Object.hasOwn(GROUPS, named) ? [GROUPS[named]] : Object.values(GROUPS);
+}
 
 /** What went wrong, as --json prints it on stderr, and the exit code (docs/operations.md "Admin CLI"). */
 interface Failure {
@@ -71,7 +84,7 @@ async function main(argv: string[]): Promise<number> {
   if (json) program.configureOutput({ writeErr: () => {} });
   else program.showHelpAfterError('(add --help for usage)');
   const session = createSession();
-  for (const register of GROUPS) register(program, session.open);
+  for (const group of await Promise.all(groupsFor(argv).map((load) => load()))) group.register(program, session.open);
   try {
     await program.parseAsync(argv);
     return 0;

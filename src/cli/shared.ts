@@ -5,13 +5,11 @@
  * errors. A command group exports `register(program, open)`.
  */
 import type { Command } from 'commander';
-import { getAccount, type Account } from '../accounts/accounts.ts';
+import type { Account } from '../accounts/accounts.ts';
 import type { Organization } from '../commands/organization/events.ts';
-import { loadConfig } from '../config.ts';
-import { findOrganization } from '../queries/organizations.ts';
-import { readModelProjectors } from '../read-models.ts';
-import { openRuntime, type Runtime } from '../runtime.ts';
-import { silentLogger } from '../shared/logger.ts';
+import type { Runtime } from '../runtime.ts';
+// The service's modules are imported when a command needs them, not with this file: `--help`, and a
+// command refused for its flags, load none (docs/performance.md "The admin CLI's memory").
 
 /** Opens the runtime on first call (and runs pending migrations); later calls share it. */
 export type Open = () => Promise<Runtime>;
@@ -24,7 +22,7 @@ export interface Session {
 export function createSession(): Session {
   let opening: Promise<Runtime> | null = null;
   return {
-    open: () => (opening ??= openRuntime(loadConfig(), silentLogger, { projectors: readModelProjectors, poolSize: 4, applicationName: 'invoicing:admin' })),
+    open: () => (opening ??= openAsAdmin()),
     async close() {
       if (!opening) return;
       const rt = await opening.catch(() => null);
@@ -34,6 +32,16 @@ export function createSession(): Session {
       if (rt.database.embedded?.startedHere) await rt.database.embedded.release();
     },
   };
+}
+
+async function openAsAdmin(): Promise<Runtime> {
+  const [{ loadConfig }, { readModelProjectors }, { openRuntime }, { silentLogger }] = await Promise.all([
+    import('../config.ts'),
+    import('../read-models.ts'),
+    import('../runtime.ts'),
+    import('../shared/logger.ts'),
+  ]);
+  return openRuntime(loadConfig(), silentLogger, { projectors: readModelProjectors, poolSize: 4, applicationName: 'invoicing:admin' });
 }
 
 export type CommandGroup = (program: Command, open: Open) => void;
@@ -103,6 +111,7 @@ export class CommandFailed extends Error {
 
 /** The organization, or NotFoundError: an unknown id is an error, never an empty list. */
 export async function requireOrganization(rt: Runtime, id: string): Promise<Organization> {
+  const { findOrganization } = await import('../queries/organizations.ts');
   const found = UUID.test(id) ? await findOrganization(rt.database.db, id.toLowerCase()) : null;
   if (!found) throw new NotFoundError(`organization ${id} not found`);
   return found;
@@ -110,6 +119,7 @@ export async function requireOrganization(rt: Runtime, id: string): Promise<Orga
 
 /** The account, or NotFoundError. */
 export async function requireAccount(rt: Runtime, id: string): Promise<Account> {
+  const { getAccount } = await import('../accounts/accounts.ts');
   const found = UUID.test(id) ? await getAccount(rt.database.db, id.toLowerCase()) : null;
   if (!found) throw new NotFoundError(`account ${id} not found`);
   return found;
