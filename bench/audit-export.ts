@@ -35,11 +35,19 @@ function peakRssMiB(pid: number): number {
   }
 }
 
-/** Runs `npm run admin -- audit export` (as its script does: node --import tsx), output discarded. */
+/** The node flags of package.json's `admin` script ("node <flags> src/cli/admin.ts"), which the runs use as it does. */
+function adminNodeFlags(): string[] {
+  const script: string = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts.admin;
+  const words = script.split(/\s+/);
+  if (words[0] !== 'node' || words[words.length - 1] !== 'src/cli/admin.ts') throw new Error(`unexpected admin script: ${script}`);
+  return words.slice(1, -1);
+}
+
+/** Runs `npm run admin -- audit export` (as its script does: node with its flags and the TypeScript loader), output discarded. */
 function exportRun(url: string, day: string, format: string): Promise<{ seconds: number; peakMiB: number }> {
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/admin.ts', 'audit', 'export', '--org', ORG, '--from', day, '--to', day, '--format', format], {
+    const child = spawn(process.execPath, [...adminNodeFlags(), 'src/cli/admin.ts', 'audit', 'export', '--org', ORG, '--from', day, '--to', day, '--format', format], {
       cwd: ROOT,
       env: { ...process.env, DATABASE_URL: url },
       stdio: ['ignore', 'ignore', 'pipe'],

@@ -7,6 +7,7 @@
  * size of the log.
  */
 import type { Writable } from 'node:stream';
+import { getHeapStatistics } from 'node:v8';
 import type { EventStore, RecordedEvent, TextLogEntry } from '../eventstore/types.ts';
 import { logPages, pagesAhead } from './log-fold.ts';
 
@@ -77,6 +78,24 @@ function textLine(position: string, e: NonNullable<TextLogEntry['event']>, forma
     `,"hash":${q(e.hash)},"data":${oneLine(e.data)},"metadata":${oneLine(e.metadata)}}\n`;
 }
 
+/** Set when the process runs with --expose-gc (`npm run admin` does). */
+const gc = (globalThis as { gc?: (options?: { type?: 'major' | 'minor'; execution?: 'sync' | 'async' }) => void }).gc;
+let collectedAt = 0;
+
+/**
+ * Keeps the export's heap near its live size (a page or two): each page lives
+ * just long enough for some of it to reach V8's old generation, which V8
+ * lets grow to several times its live size before collecting it (on Node 26,
+ * peaks from 120 to over 200 MiB RSS over a million events, from one run to
+ * the next). A full collection of this heap every 20,000 events, once it
+ * passes 48 MiB, takes a few milliseconds.
+ */
+function collectOldPages(read: number): void {
+  if (!gc || read - collectedAt < 20_000) return;
+  collectedAt = read;
+  if (getHeapStatistics().used_heap_size > 48 * 1024 * 1024) gc({ type: 'major', execution: 'sync' });
+}
+
 /** The output went away before the export was done (its reader closed the pipe): not a failure of the export. */
 export class OutputClosed extends Error {
   constructor() {
@@ -133,6 +152,7 @@ export async function exportEvents(store: EventStore, out: Writable, options: Ex
     read += pageLength;
     if (chunk) await write(chunk);
     options.onProgress?.(read, written);
+    collectOldPages(read);
   };
   const textPages = store.readAllText?.bind(store);
   if (textPages) {
