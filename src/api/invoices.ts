@@ -41,10 +41,15 @@ export const writtenInvoice: WrittenResource<InvoiceResult> = {
     return stored && { data: stored, version: stored.version };
   },
   async decided(ctx, result) {
-    // An issued invoice shows the buyer frozen at finalize, as its row does; a draft the customer as it is now.
-    const customer = result.state.buyer ?? (await readModelFacts(ctx.rt.database.db).customer(organizationOf(ctx), result.invoice.customer_id));
+    // An issued invoice shows the buyer frozen at finalize, as its row does; a draft the customer as it is now
+    // (as the command read it, when it read one a moment ago).
+    const customer =
+      result.state.buyer ?? (result.customer !== undefined ? result.customer : await readModelFacts(ctx.rt.database.db).customer(organizationOf(ctx), result.invoice.customer_id));
     return { data: viewOfSnapshot(result.invoice, customer), version: result.invoice.version };
   },
+  // The row is the snapshot the event carries (src/projections/invoices.ts), read back by the same mapping
+  // (src/queries/invoice-rows.ts); a write that appended nothing answers from the row.
+  decidedIsRead: (result) => result.appended,
 };
 
 const answer = (ctx: RequestContext, result: InvoiceResult, status = 200) => answerAfterWrite(ctx, writtenInvoice, result, status);

@@ -109,6 +109,32 @@ export interface InlineProjections {
   opening(events: readonly (NewEvent & { stream: string })[], literal: (value: string) => string): string | null;
   /** Writes the rows of these just-appended events on `client`, inside its open transaction; throws to refuse the append. `opened`: opening() ran. */
   apply(events: RecordedEvent[], client: pg.PoolClient, opened: boolean): Promise<void>;
+  /**
+   * All the projections write for these events, their openings included, as statements sent in the append's
+   * own message before its COMMIT (the write is one round trip), when every projection they concern can say
+   * them without reading first; else null, and opening() and apply() run.
+   */
+  statements(events: readonly (NewEvent & { stream: string })[], literal: (value: string) => string): InlineMessage | null;
+}
+
+/**
+ * A statement of an inline write sent in the append's own message
+ * (InlineProjections.statements): SQL text with its values as literals, or a
+ * statement the store prepares once per connection (`sql` with $1...$n,
+ * their types fixed by casts in the text) and runs with `args`, each an SQL
+ * literal or NULL, so it is planned once per connection, not at every write.
+ */
+export type InlineStatement = { text: string } | { sql: string; args: string[] };
+
+/** The whole of the inline projections' writes for one append, sent in its message (InlineProjections.statements). */
+export interface InlineMessage {
+  statements: InlineStatement[];
+  /** The message is about to be sent: the runners must skip these events once they commit. */
+  sending(): void;
+  /** The message committed, with these events: their rows are written. */
+  committed(events: RecordedEvent[]): void;
+  /** The append was refused or its outcome is unknown (nothing to skip); `inProjection`: one of the statements failed (a projector bug: the alert). */
+  refused(err: unknown, inProjection: boolean): void;
 }
 
 /** A retried append whose events are all stored already succeeded before: answer as then. */
@@ -196,11 +222,14 @@ class AppendRefused {
 /**
  * One or more streams' appends in one transaction, on one pooled
  * connection, as one message: BEGIN, the streams' locks (several streams
- * only), one es_append per stream, and COMMIT, unless inline projections
- * read these events: then the message ends with their opening statements
- * (their locks), and their other statements and COMMIT follow. The events
- * (and their rows) commit together or not at all. Values go as escaped
- * literals (simple protocol: several statements in one message). now() is
+ * only), one es_append per stream, and COMMIT. When inline projections read
+ * these events and can say all they write in advance (a creation:
+ * InlineProjections.statements), their statements go before that COMMIT,
+ * and the write is one round trip; otherwise the message ends with their
+ * opening statements (their locks), and their other statements and COMMIT
+ * follow. The events (and their rows) commit together or not at all.
+ * Values go as escaped literals (simple protocol: several statements in one
+ * message; a projector's prepared statement runs with EXECUTE). now() is
  * the transaction's timestamp, which es_events.created_at defaults to; events
  * whose rows are written here are marked applied_inline (migration 0100), so
  * `projections verify` knows those rows are in the live tables even past the
@@ -228,14 +257,32 @@ async function appendAtomically(pool: pg.Pool, appends: StreamAppend[], inline: 
   // the appends, as they would come in their own statement; a projector bug there refuses the append like one in apply).
   const args = appends.map((a) => appendArguments(a.stream, a.events));
   const literal = (v: string) => pg.escapeLiteral(v);
+  // The projections' whole writes when they can say them in advance (a creation: `whole`, and the message ends
+  // with COMMIT), else their openings (the rest, apply(), follows the message).
+  let whole: InlineMessage | null = null;
   let opening: string | null = null;
   try {
-    opening = withInline ? inline!.opening(appends.flatMap((a, i) => (inlined[i] ? a.events.map((e) => ({ ...e, stream: a.stream })) : [])), literal) : null;
+    if (withInline) {
+      const events = appends.flatMap((a, i) => (inlined[i] ? a.events.map((e) => ({ ...e, stream: a.stream })) : []));
+      whole = inline!.statements(events, literal);
+      if (whole === null) opening = inline!.opening(events, literal);
+    }
   } catch (err) {
     throw new InlineProjectionError(streams.join(', '), err);
   }
   const client = await pool.connect();
+  let written: string[];
+  try {
+    written = whole ? await asMessageStatements(client, whole.statements) : [];
+  } catch (err) {
+    // PREPARE of a projector's statement failed: a bug in it, or the connection (which `cause` keeps: a 503).
+    client.release(err as Error);
+    whole!.refused(err, failedInProjection(err));
+    throw new InlineProjectionError(streams.join(', '), err);
+  }
+  whole?.sending();
   const locks = appends.length > 1 ? 1 : 0; // es_append locks a lone stream itself
+  const applyAfter = withInline && whole === null;
   const message = [
     'begin;',
     ...(locks
@@ -246,7 +293,8 @@ async function appendAtomically(pool: pg.Pool, appends: StreamAppend[], inline: 
         `select last_revision, last_transaction, last_position, now() as at from es_append(${literal(a.stream)}, ${expectedCode(a.expected)}, ${argumentsAsSql(args[i], literal)}, ${inlined[i]});`,
     ),
     ...(opening === null ? [] : [`${opening};`]),
-    ...(withInline ? [] : ['commit;']),
+    ...written,
+    ...(applyAfter ? [] : ['commit;']),
   ].join('\n');
   let broken: Error | undefined;
   let refused: AppendRefused | null = null;
@@ -257,15 +305,20 @@ async function appendAtomically(pool: pg.Pool, appends: StreamAppend[], inline: 
       rows = results.slice(1 + locks, 1 + locks + appends.length).map((r) => r.rows[0]);
     } catch (err) {
       await client.query('rollback').catch((e) => (broken = e));
+      const inProjection = whole !== null && failedInProjection(err);
+      whole?.refused(err, inProjection);
+      if (inProjection) throw new InlineProjectionError(streams.join(', '), err);
       refused = new AppendRefused(err);
     }
     if (refused === null) {
-      if (withInline) {
-        const recorded = appends.flatMap((a, i) =>
+      const recorded = () =>
+        appends.flatMap((a, i) =>
           inlined[i] ? asRecorded(a.stream, a.events, Number(rows[i].last_revision), rows[i].last_transaction, rows[i].last_position, rows[i].at) : [],
         );
+      if (whole !== null) whole.committed(recorded());
+      if (applyAfter) {
         try {
-          await inline!.apply(recorded, client, opening !== null);
+          await inline!.apply(recorded(), client, opening !== null);
         } catch (err) {
           await client.query('rollback').catch((e) => (broken = e));
           // A lost connection stays recognisable through `cause` (the API answers 503 for it).
@@ -283,6 +336,42 @@ async function appendAtomically(pool: pg.Pool, appends: StreamAppend[], inline: 
     client.release(broken);
   }
   throw refused;
+}
+
+/** Statement names this store prepared on each connection with SQL PREPARE (`i_` and a digest of the text: one name, one text). */
+const preparedInline = new WeakMap<pg.PoolClient, Set<string>>();
+
+/**
+ * Inline statements as the message's text: a prepared one is prepared on this connection the first time
+ * (its own round trip, once per connection) and then run with EXECUTE and its literal arguments.
+ */
+async function asMessageStatements(client: pg.PoolClient, statements: InlineStatement[]): Promise<string[]> {
+  let names = preparedInline.get(client);
+  if (!names) preparedInline.set(client, (names = new Set()));
+  const texts: string[] = [];
+  for (const s of statements) {
+    if ('text' in s) {
+      texts.push(`${s.text};`);
+      continue;
+    }
+    const name = `i_${sha256Hex(s.sql).slice(0, 32)}`;
+    if (!names.has(name)) {
+      await client.query(`prepare ${name} as ${s.sql}`);
+      names.add(name);
+    }
+    texts.push(s.args.length > 0 ? `execute ${name}(${s.args.join(', ')});` : `execute ${name};`);
+  }
+  return texts;
+}
+
+/**
+ * Whether a failed inline message failed in the projections' statements (a projector bug: the alert) rather
+ * than in es_append (a conflict, an event id stored before: classified as in autocommit) or around them (the
+ * connection, the server shutting down or out of resources: SQLSTATE classes 08, 53, 57, 58). PostgreSQL names
+ * the function an error came from in its context (`where`), and only es_append's errors come from inside it.
+ */
+function failedInProjection(err: unknown): boolean {
+  return err instanceof pg.DatabaseError && !String(err.where ?? '').includes('es_append(') && !/^(08|53|57|58)/.test(err.code ?? '');
 }
 
 /** An append whose events an inline projection reads: its rows commit with it (appendAtomically). */

@@ -20,7 +20,7 @@
  */
 import { Kysely, PostgresDialect, type Transaction } from 'kysely';
 import type pg from 'pg';
-import type { InlineProjections } from '../eventstore/postgres.ts';
+import type { InlineProjections, InlineStatement } from '../eventstore/postgres.ts';
 import type { RecordedEvent } from '../eventstore/types.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { Database } from '../db/schema.ts';
@@ -40,11 +40,20 @@ export class InlineApplied {
   constructor(private readonly capacity = 50_000) {}
 
   add(id: string, position: string): void {
+    this.addId(id);
+    this.addPosition(position);
+  }
+
+  /** An event whose rows are being written inline (its position is not known yet): its runner skips it. */
+  addId(id: string): void {
     this.ids.add(id);
-    this.positions.add(position);
     // Sets iterate in insertion order: drop the oldest (its runner then applies it again, harmlessly;
     // a write that finds its position gone waits for the runner, which has passed it long ago).
     if (this.ids.size > this.capacity) this.ids.delete(this.ids.values().next().value!);
+  }
+
+  addPosition(position: string): void {
+    this.positions.add(position);
     if (this.positions.size > this.capacity) this.positions.delete(this.positions.values().next().value!);
   }
 
@@ -96,8 +105,8 @@ export function inlineProjections(projectors: readonly Projector[], logger: Logg
   const applied = new InlineApplied();
   const handled = projectors.map((p) => ({ projector: p, types: new Set(p.handles) }));
   const types = new Set(projectors.flatMap((p) => p.handles));
-  /** A projector threw on these events (in opening or apply): the append is refused, and the log says so as an alert. */
-  const alert = (projector: Projector, own: readonly { id: string; type: string; stream: string }[], err: unknown) =>
+  /** A projector threw on these events (in opening, statements or apply, or its statements failed): the append is refused, and the log says so as an alert. */
+  const alert = (projector: Pick<Projector, 'name'>, own: readonly { id: string; type: string; stream: string }[], err: unknown) =>
     logger.error(
       { alert: 'inline_projection_failed', projector: projector.name, streams: [...new Set(own.map((e) => e.stream))], event_ids: own.map((e) => e.id), event_types: own.map((e) => e.type), err },
       'inline projection failed: the append was refused and rolled back (a projector bug: fix it, nothing was written)',
@@ -118,6 +127,36 @@ export function inlineProjections(projectors: readonly Projector[], logger: Logg
         return text === null ? [] : [text];
       });
       return texts.length > 0 ? texts.join(';\n') : null;
+    },
+    statements(events, literal) {
+      const parts: { projector: Projector; own: typeof events; statements: InlineStatement[] }[] = [];
+      for (const { projector, types: mine } of handled) {
+        const own = events.filter((e) => mine.has(e.type));
+        if (own.length === 0) continue;
+        if (!projector.statements) return null;
+        let statements: InlineStatement[] | null;
+        try {
+          statements = projector.statements(own, literal);
+        } catch (err) {
+          alert(projector, own, err);
+          throw err;
+        }
+        if (statements === null) return null;
+        parts.push({ projector, own, statements });
+      }
+      if (parts.length === 0) return null;
+      const own = events.filter((e) => types.has(e.type));
+      return {
+        statements: parts.flatMap((p) => p.statements),
+        // As apply() does, before the COMMIT is sent: a runner that reads the events once they commit skips them.
+        sending: () => own.forEach((e) => applied.addId(e.id)),
+        committed: (recorded) => recorded.forEach((e) => types.has(e.type) && applied.addPosition(e.position)),
+        refused(err, inProjection) {
+          own.forEach((e) => applied.delete(e.id));
+          // Which statement failed is not known (one message): the alert names every projector that had one.
+          if (inProjection) alert({ name: parts.map((p) => p.projector.name).join(', ') }, parts.flatMap((p) => p.own), err);
+        },
+      };
     },
     async apply(events: RecordedEvent[], client: pg.PoolClient, opened: boolean) {
       const trx = kyselyOn(client) as unknown as Transaction<Database>;

@@ -23,6 +23,7 @@ import { sql, type Transaction } from 'kysely';
 import type { InvoiceCustomer } from '../commands/invoice/commands.ts';
 import { INVOICE_EVENT_TYPES, INVOICE_STATUSES, type Invoice, type InvoiceEvent } from '../commands/invoice/events.ts';
 import type { RecordedEvent } from '../eventstore/types.ts';
+import { preparedStatement } from './inline-statements.ts';
 import type { ApplyOptions, Projector } from './projector.ts';
 import type { Database } from '../db/schema.ts';
 
@@ -38,7 +39,7 @@ interface Latest {
   created: boolean;
 }
 
-function newestPerInvoice(events: RecordedEvent[]): Latest[] {
+function newestPerInvoice(events: readonly Pick<RecordedEvent, 'type' | 'data' | 'metadata'>[]): Latest[] {
   const newest = new Map<string, Latest>();
   for (const e of events) {
     const event = e as unknown as InvoiceEvent;
@@ -168,12 +169,28 @@ function lockText(ids: string[], literal: (value: string) => string): string {
  * rebuilt). Returns the rows that moved, and whether each was there before.
  */
 async function upsertInvoices(trx: Transaction<Database>, latest: Latest[], locked: boolean): Promise<{ id: string; existed: boolean }[]> {
+  if (!locked) await lockInvoices(trx, latest.map((l) => l.invoice.id));
+  const { rows: moved } = await upsertStatement(latest).execute(trx);
+  // A month's count that fell to zero (a draft moved to another month, or its last invoice changed status) is
+  // deleted, so the table holds the non-zero counts only, however the events were batched (migration 0102).
+  const emptied = moved[0]?.emptied ?? [];
+  if (emptied.length > 0) {
+    await sql`
+      delete from invoice_issue_month_counts c
+      using unnest(${emptied.map((e) => e.organization_id)}::uuid[], ${emptied.map((e) => e.month)}::date[],
+                   ${emptied.map((e) => e.status)}::text[], ${emptied.map((e) => e.slot)}::smallint[]) as z(organization_id, month, status, slot)
+      where c.organization_id = z.organization_id and c.month = z.month and c.status = z.status and c.slot = z.slot and c.invoices = 0`.execute(trx);
+  }
+  return moved;
+}
+
+/** upsertInvoices' one statement (its text is the same whatever the batch: the values go in as arrays). */
+function upsertStatement(latest: Latest[]) {
   const rows = latest.map(row);
-  if (!locked) await lockInvoices(trx, rows.map((r) => r.id));
   const arrays = COLUMNS.map((c) => sql`${rows.map((r) => r[c])}::${sql.raw(COLUMN_TYPES[c])}[]`);
   const names = sql.raw(COLUMNS.join(', '));
   const source = lineSources(latest.filter((l) => l.created));
-  const { rows: moved } = await sql<{ id: string; existed: boolean; emptied: EmptiedMonth[] }>`
+  return sql<{ id: string; existed: boolean; emptied: EmptiedMonth[] }>`
     with input as (select * from unnest(${sql.join(arrays)}) as t(${names})),
     before as (select i.id, i.status, i.issue_date from invoices i where i.id = any(${rows.map((r) => r.id)}::uuid[])),
     moved as (
@@ -219,18 +236,24 @@ async function upsertInvoices(trx: Transaction<Database>, latest: Latest[], lock
     select m.id, exists (select from before b where b.id = m.id) as existed, e.emptied
     from moved m cross join (
       select coalesce(json_agg(json_build_object('organization_id', z.organization_id, 'month', z.month, 'status', z.status, 'slot', z.slot)), '[]') as emptied
-      from month_counted z where z.invoices = 0) e`.execute(trx);
-  // A month's count that fell to zero (a draft moved to another month, or its last invoice changed status) is
-  // deleted, so the table holds the non-zero counts only, however the events were batched (migration 0102).
-  const emptied = moved[0]?.emptied ?? [];
-  if (emptied.length > 0) {
-    await sql`
-      delete from invoice_issue_month_counts c
-      using unnest(${emptied.map((e) => e.organization_id)}::uuid[], ${emptied.map((e) => e.month)}::date[],
-                   ${emptied.map((e) => e.status)}::text[], ${emptied.map((e) => e.slot)}::smallint[]) as z(organization_id, month, status, slot)
-      where c.organization_id = z.organization_id and c.month = z.month and c.status = z.status and c.slot = z.slot and c.invoices = 0`.execute(trx);
-  }
-  return moved;
+      from month_counted z where z.invoices = 0) e`;
+}
+
+/**
+ * The month counts at zero of these invoices' issue months and slots (any status): the deletion a batch
+ * that keeps each invoice's issue date needs after the upsert (statements() above).
+ */
+function deleteEmptiedMonths(latest: Latest[]) {
+  return sql`
+    delete from invoice_issue_month_counts c
+    using unnest(${latest.map((l) => l.organizationId)}::uuid[], ${latest.map((l) => l.invoice.issue_date)}::date[],
+                 ${latest.map((l) => slotOf(l.invoice.id) % 16)}::smallint[]) as z(organization_id, issue_date, slot)
+    where c.organization_id = z.organization_id and c.month = date_trunc('month', z.issue_date)::date and c.slot = z.slot and c.invoices = 0`;
+}
+
+/** The invoice id's last byte, as get_byte(uuid_send(id), 15) reads it in the upsert: its status count slot. */
+function slotOf(id: string): number {
+  return parseInt(id.slice(-2), 16);
 }
 
 interface EmptiedMonth {
@@ -288,6 +311,21 @@ export const invoicesProjector: Projector = {
   opening(events, literal) {
     const ids = new Set(events.map((e) => (e as unknown as InvoiceEvent).data.invoice.id));
     return ids.size === 0 ? null : lockText([...ids], literal);
+  },
+  statements(events, literal) {
+    // Every batch but an edit's: no stored lines to replace (only InvoiceUpdated changes the lines of a row
+    // already there), so the upsert's only follow-up is the deletion of a month count it brought to zero.
+    // A creation brings none to zero; the other events keep the invoice's issue date, so the only count
+    // that can fall to zero is that month's, in the invoice's slot, for the status it left: deleting that
+    // month and slot's counts at zero, whatever their status, is the same deletion, known in advance. The
+    // lock comes first, as opening() would send it. Rows already newer (a retried or replayed event) are
+    // left as they are by the version guard and move nothing.
+    if (events.length === 0 || events.some((e) => e.type === 'InvoiceUpdated')) return null;
+    const latest = newestPerInvoice(events);
+    const statements = [{ text: lockText(latest.map((l) => l.invoice.id), literal) }, preparedStatement(upsertStatement(latest), literal)];
+    const kept = latest.filter((l) => !l.created);
+    if (kept.length > 0) statements.push(preparedStatement(deleteEmptiedMonths(kept), literal));
+    return statements;
   },
   async apply(events: RecordedEvent[], trx: Transaction<Database>, options: ApplyOptions = {}): Promise<void> {
     const latest = newestPerInvoice(events);

@@ -1,6 +1,10 @@
 import type { Kysely, Transaction } from 'kysely';
+import type { InlineStatement } from '../eventstore/postgres.ts';
 import type { RecordedEvent } from '../eventstore/types.ts';
+
+export type { InlineStatement };
 import type { Database } from '../db/schema.ts';
+
 
 export interface ApplyOptions {
   /** The projector's opening() statement already ran in this transaction. */
@@ -37,6 +41,15 @@ export interface Projector {
    * webhook subscriber, for organizations with no endpoint). Absent: all.
    */
   relevant?(events: RecordedEvent[], db: Kysely<Database>): Promise<RecordedEvent[]>;
+  /**
+   * All that apply() would write for these events, opening() included, as
+   * statements the inline append sends in its own message, between
+   * es_append and COMMIT: the write is then one round trip. Only for a batch
+   * the projector can write without reading anything first (a creation);
+   * null otherwise, and opening() and apply() run as usual. Reads only the
+   * events' ids, types, data and metadata (they are not appended yet).
+   */
+  statements?(events: readonly Pick<RecordedEvent, 'id' | 'type' | 'data' | 'metadata'>[], literal: (value: string) => string): InlineStatement[] | null;
   /**
    * Inline: on the PostgreSQL event store, also applied inside the append's
    * transaction (inline.ts), so writes answer from its rows without waiting.

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { appendInTransaction, type PostgresStoreOptions } from '../../src/eventstore/postgres.ts';
-import { comparePositions, InlineProjectionError, type RecordedEvent } from '../../src/eventstore/types.ts';
+import { comparePositions, InlineProjectionError, WrongExpectedVersionError, type RecordedEvent } from '../../src/eventstore/types.ts';
 import { freshPostgresStore } from '../support/event-store.ts';
 import { newEvent, runEventStoreContract, streamName, waitFor, type ContractSetup } from './contract.ts';
 
@@ -53,9 +53,92 @@ runEventStoreContract('postgres with an inline projection of every event', () =>
         if (!opened || rows[0].mark !== events[0].id) throw new Error('the opening statement did not run in the append transaction');
         await client.query('select $1::int as n', [events.length]);
       },
+      statements: () => null,
     },
   }),
 );
+
+// Every append with its projection's whole write in the append's own message (BEGIN, es_append, the
+// statements, COMMIT; InlineProjections.statements): a statement in text sets a transaction-local mark, and a
+// prepared one (prepared once per connection, run with EXECUTE) divides by zero unless it finds that mark, so
+// an append whose statements ran out of order, outside its transaction or not at all fails the contract.
+const committedInOneMessage = new Set<string>();
+runEventStoreContract('postgres with an inline projection written in the append message', () =>
+  postgresSetup({
+    inline: {
+      handles: () => true,
+      opening: () => {
+        throw new Error('opening() is not called when statements() answers');
+      },
+      async apply() {
+        throw new Error('apply() is not called when statements() answers');
+      },
+      statements: (events, literal) => ({
+        statements: [
+          { text: `select set_config('invoicing_test.mark', ${literal(events[0].id)}, true)` },
+          { sql: "select 1 / (current_setting('invoicing_test.mark', true) = $1::text)::int as checked", args: [literal(events[0].id)] },
+        ],
+        sending: () => {},
+        committed: (recorded) => recorded.forEach((e) => committedInOneMessage.add(e.id)),
+        refused: () => {},
+      }),
+    },
+  }),
+);
+
+describe('postgres event store: an inline write in the append message', function () {
+  it('writes its statements with the events, records what committed, and refuses the append with InlineProjectionError when a statement fails', async function () {
+    let failures = 0;
+    let fail = false;
+    const { store, database, cleanup } = await freshPostgresStore({
+      inline: {
+        handles: () => true,
+        opening: () => null,
+        async apply() {},
+        statements: (events, literal) => ({
+          statements: [{ sql: 'insert into inline_test_rows (event_id, n) values ($1::uuid, 1 / $2::int)', args: [literal(events[0].id), literal(fail ? '0' : '1')] }],
+          sending: () => {},
+          committed: (recorded) => recorded.forEach((e) => committedInOneMessage.add(e.id)),
+          refused: (_err, inProjection) => inProjection && failures++,
+        }),
+      },
+    });
+    const rows = async () => (await database.pool.query('select event_id from inline_test_rows')).rows.map((r) => r.event_id);
+    try {
+      await database.pool.query('create table inline_test_rows (event_id uuid primary key, n int)');
+      const stream = streamName();
+      const first = newEvent('X');
+      await store.appendToStream(stream, [first], 'no_stream');
+      expect(committedInOneMessage.has(first.id), 'committed() got the appended event').to.equal(true);
+      expect(await rows(), 'the statement ran and committed with the event').to.deep.equal([first.id]);
+      fail = true;
+      const second = newEvent('X');
+      let error: unknown;
+      try {
+        await store.appendToStream(stream, [second], 0);
+      } catch (err) {
+        error = err;
+      }
+      expect(error).to.be.instanceOf(InlineProjectionError);
+      expect(String((error as InlineProjectionError).cause)).to.include('division by zero');
+      expect(failures, 'failed() was told (the alert)').to.equal(1);
+      expect(committedInOneMessage.has(second.id)).to.equal(false);
+      expect((await store.readStream(stream)).map((e) => e.id), 'nothing of the refused append is stored').to.deep.equal([first.id]);
+      // A conflict in es_append is still a conflict, not a projection failure.
+      let conflict: unknown;
+      try {
+        await store.appendToStream(stream, [newEvent('X')], 5);
+      } catch (err) {
+        conflict = err;
+      }
+      expect(conflict).to.be.instanceOf(WrongExpectedVersionError);
+      expect(failures).to.equal(1);
+      expect(await rows(), 'no row of a refused append').to.deep.equal([first.id]);
+    } finally {
+      await cleanup();
+    }
+  });
+});
 
 describe('postgres event store: a transaction that commits late', function () {
   let ctx: ContractSetup;
@@ -152,6 +235,7 @@ describe('postgres event store: an inline projection whose opening throws', func
           throw new Error('projector bug in opening (test)');
         },
         async apply() {},
+        statements: () => null,
       },
     });
     try {

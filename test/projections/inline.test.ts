@@ -36,13 +36,23 @@ async function start(bug?: { projector: string; when: (e: any) => boolean }, inl
   const logs: any[] = [];
   const logger = pino({ level: 'warn' }, { write: (line: string) => void logs.push(JSON.parse(line)) });
   const applied = new Map<string, string[]>();
+  const record = (name: string, events: readonly { id: string }[]) => applied.set(name, [...(applied.get(name) ?? []), ...events.map((e) => e.id)]);
   const projectors: Projector[] = processParts.projectors.map((p) => ({
     ...p,
     async apply(events, trx, options) {
       if (bug?.projector === p.name && events.some(bug.when)) throw new Error('projector bug (test)');
-      applied.set(p.name, [...(applied.get(p.name) ?? []), ...events.map((e) => e.id)]);
+      record(p.name, events);
       return p.apply(events, trx, options);
     },
+    // A write the projector says in the append's message (a creation) is applied there, not by apply().
+    statements:
+      p.statements &&
+      ((events, literal) => {
+        if (bug?.projector === p.name && events.some(bug.when)) throw new Error('projector bug (test)');
+        const statements = p.statements!(events, literal);
+        if (statements !== null) record(p.name, events);
+        return statements;
+      }),
   }));
   const config = loadConfig({ DATABASE_URL: database.url, PORT: '0', INLINE_PROJECTIONS: inline });
   const roles: Role[] = ['api', 'projector'];
@@ -92,6 +102,69 @@ describe('inline projections (PostgreSQL event store)', function () {
         const result = await verifyProjection(s.database.db, s.server.runtime.store, p);
         expect(result.differences, p.name).to.deep.equal([]);
       }
+    });
+  });
+
+  describe('an inline write answers the state it decided, which is its row as a read shows it', () => {
+    let s: Started;
+    let api: InvoicesClient;
+    /** Names of the statements the server's pool ran (the invoice read is 'invoices.get'). */
+    let named: string[] = [];
+    before(async () => {
+      s = await start();
+      api = await invoicesClient({ url: s.url, database: s.database });
+      const pool = s.server.runtime.database.pool;
+      const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
+      (pool as { query: unknown }).query = (...args: unknown[]) => {
+        const first = args[0] as { name?: string };
+        if (first && typeof first === 'object' && first.name) named.push(first.name);
+        return query(...args);
+      };
+    });
+    after(() => stop(s));
+
+    /** The write's answer, member for member and in the same order, is what GET shows, with the same ETag; the write read no row back. */
+    async function expectAnswerIsRow(write: () => Promise<{ status: number; headers: Headers; body: any }>, status: number) {
+      named = [];
+      const written = await write();
+      expect(written.status, JSON.stringify(written.body)).to.equal(status);
+      expect(named, 'the answer was not read back from the row').to.not.include('invoices.get');
+      const read = await api.get(written.body.data.id);
+      expect(JSON.stringify(written.body.data)).to.equal(JSON.stringify(read.body.data));
+      expect(written.headers.get('etag')).to.equal(read.headers.get('etag'));
+      return written.body.data;
+    }
+
+    it('for a create, an edit and every step of the lifecycle, in several shapes', async () => {
+      const customer = await api.customer({ address: { street: '12 Boulevard Zerktouni', city: 'Casablanca', postal_code: '20000', country: 'MA' } });
+      const bare = await api.customer({ type: 'b2c', ice: undefined, email: undefined, phone: undefined, address: undefined });
+      const shapes = [
+        { customer_id: customer.id, issue_date: '2026-03-14', items: [{ description: 'Audit', quantity: 3, unit_price: '1250.50', tax_rate: 20 }] },
+        {
+          customer_id: customer.id.toUpperCase(),
+          issue_date: '2026-01-31',
+          due_date: '2026-03-31',
+          payment_terms: 'Net 60',
+          notes: 'Merci pour votre confiance',
+          internal_notes: 'relancer en mars',
+          items: [
+            { description: 'Conseil', quantity: '2.5', unit_price: '1000', tax_rate: 20 },
+            { description: 'Transport', quantity: 1, unit_price: '0.333', tax_rate: 14 },
+            { description: 'Formation', quantity: '10', unit_price: '99.99', tax_rate: 10 },
+            { description: 'Livre', quantity: 4, unit_price: '120', tax_rate: 0 },
+          ],
+        },
+        { customer_id: bare.id, issue_date: '2026-12-01', items: [{ description: 'Vente au détail', quantity: 1, unit_price: '49.90', tax_rate: 20 }] },
+      ];
+      const created: { id: string }[] = [];
+      for (const shape of shapes) created.push(await expectAnswerIsRow(() => api.create(shape), 201));
+      await expectAnswerIsRow(() => api.patch(created[0].id, { notes: 'Modifiée', items: [{ description: 'Audit', quantity: 2, unit_price: '1250.50', tax_rate: 20 }] }), 200);
+      await expectAnswerIsRow(() => api.patch(created[2].id, { customer_id: customer.id }), 200);
+      for (const invoice of created) await expectAnswerIsRow(() => api.action(invoice.id, 'finalize'), 200);
+      await expectAnswerIsRow(() => api.action(created[0].id, 'send'), 200);
+      await expectAnswerIsRow(() => api.action(created[0].id, 'pay', { payment_method: 'bank_transfer', payment_reference: 'VIR-2026-0042' }), 200);
+      await expectAnswerIsRow(() => api.action(created[1].id, 'void', { reason: 'Erreur de facturation' }), 200);
+      expect(s.logs.filter((l) => /projectors? behind/.test(l.msg))).to.deep.equal([]);
     });
   });
 

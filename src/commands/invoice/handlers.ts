@@ -12,7 +12,7 @@ import { v7 as uuidv7 } from 'uuid';
 import type { EventMetadata, EventStore } from '../../eventstore/types.ts';
 import { envelope, type CommandMetadata } from '../command.ts';
 import { absentStream, loadOwnedStream, ownedBy, runCommand, type LoadedStream, type RunOptions } from '../shared/handler.ts';
-import type { CreateInvoiceInput, InvoiceCommand, InvoicePatch, PayInvoice } from './commands.ts';
+import type { CreateInvoiceInput, InvoiceCommand, InvoiceCustomer, InvoicePatch, PayInvoice } from './commands.ts';
 import { initialInvoiceState, invoiceDecider, type InvoiceState } from './decider.ts';
 import { invoiceStream, type Invoice, type InvoiceEvent } from './events.ts';
 import type { InvoiceFacts } from './facts.ts';
@@ -37,6 +37,8 @@ export interface InvoiceResult {
   position: string;
   /** False when the command decided nothing (e.g. a PATCH that changes nothing). */
   appended: boolean;
+  /** The customer the command read (a create, an update naming one): the decided answer shows it without reading it again. */
+  customer?: InvoiceCustomer | null;
 }
 
 export type LoadedInvoice = LoadedStream<InvoiceState> & { position: string };
@@ -81,10 +83,11 @@ const normalizeId = (id: unknown) => (typeof id === 'string' ? id.toLowerCase() 
 export async function createInvoice(w: InvoiceWrite, input: CreateInvoiceInput, invoiceId: string = uuidv7()): Promise<InvoiceResult> {
   const data = { ...input, customer_id: normalizeId(input.customer_id) };
   const customer = await w.facts.customer(w.organizationId, data.customer_id);
-  return runOnInvoice(w, invoiceId, (_state, metadata) => ({ type: 'CreateInvoice', data: { ...data, invoice_id: invoiceId, customer }, metadata }), {
+  const result = await runOnInvoice(w, invoiceId, (_state, metadata) => ({ type: 'CreateInvoice', data: { ...data, invoice_id: invoiceId, customer }, metadata }), {
     known: absentStream(initialInvoiceState), // a new id: append without reading first
     mustExist: false,
   });
+  return { ...result, customer };
 }
 
 /** PATCH /invoices/{id}: `customer` is looked up (once) only when the patch names one. */
