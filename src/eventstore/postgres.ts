@@ -146,7 +146,7 @@ async function previousAppend(db: Queryable, stream: string, events: NewEvent[])
   );
   if (rows.length !== events.length || rows.some((r) => r.stream_id !== stream)) return null;
   const last = rows[rows.length - 1];
-  return { nextRevision: Number(last.revision), position: encodePosition(last.transaction_id, last.global_position) };
+  return { nextRevision: Number(last.revision), position: encodePosition(last.transaction_id, last.global_position), replayed: true };
 }
 
 /**

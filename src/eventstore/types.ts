@@ -66,6 +66,12 @@ export interface AppendResult {
   nextRevision: number;
   /** Global position of the last appended event (the one to wait for). */
   position: string;
+  /**
+   * The events were stored already, by an earlier call with the same event ids (an idempotent retry): this
+   * call stored nothing, and the stream holds those earlier events, whose data may differ from the ones
+   * given (a timestamp decided again). Set by the PostgreSQL adapter; EventStoreDB does not tell.
+   */
+  replayed?: true;
 }
 
 /** One stream's part of an atomic append to several streams (EventStore.appendToStreams). */

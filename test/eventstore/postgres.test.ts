@@ -86,6 +86,23 @@ runEventStoreContract('postgres with an inline projection written in the append 
   }),
 );
 
+describe('postgres event store: an append of events stored before', function () {
+  it('answers as then and says so (replayed), so a command answers what is stored, not what it decided again', async function () {
+    const { store, cleanup } = await freshPostgresStore();
+    try {
+      const stream = streamName();
+      const event = newEvent('X');
+      const first = await store.appendToStream(stream, [event], 'no_stream');
+      expect(first.replayed).to.equal(undefined);
+      const again = await store.appendToStream(stream, [{ ...event, data: { decided: 'again' } }], 'no_stream');
+      expect(again).to.deep.equal({ ...first, replayed: true });
+      expect((await store.readStream(stream)).map((e) => e.data)).to.deep.equal([event.data]);
+    } finally {
+      await cleanup();
+    }
+  });
+});
+
 describe('postgres event store: an inline write in the append message', function () {
   it('writes its statements with the events, records what committed, and refuses the append with InlineProjectionError when a statement fails', async function () {
     let failures = 0;

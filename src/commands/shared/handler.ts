@@ -165,6 +165,12 @@ export async function runCommand<C, E extends DomainEvent, S>(
       const { result, appended } = options.append
         ? await options.append(events, expected, decided, state)
         : { result: await store.appendToStream(stream, events, expected), appended: decided };
+      if (result.replayed) {
+        // An earlier attempt with the same command id stored its events: the state is theirs, not this attempt's
+        // decision (whose timestamps differ), and this call appended nothing.
+        const stored = await loadStream(store, stream, decider);
+        return { events: [], state: stored.state, revision: stored.revision, position: stored.position };
+      }
       return { events: appended, state: appended.reduce(decider.evolve, state), revision: result.nextRevision, position: result.position };
     } catch (err) {
       if (!(err instanceof WrongExpectedVersionError) || err.stream !== stream) throw err;
