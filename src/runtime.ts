@@ -55,8 +55,9 @@ function timedAppends(store: EventStore): EventStore {
 
 async function openEventStore(config: Config, database: DatabaseConnection, inline: InlineSetup | null, requests: Runtime['requests']): Promise<EventStore> {
   if (!config.eventstoreUrl) {
-    // auto: inline only for the write of the one request the process is serving (docs/architecture.md "Inline projections").
-    const inlineWhen = config.inlineProjections === 'auto' ? () => requests.inProgress <= 1 : undefined;
+    // auto: inline for the write of the one request the process is serving, and under load for any write but a
+    // creation (docs/architecture.md "Inline projections").
+    const inlineWhen = config.inlineProjections === 'auto' ? (creation: boolean) => !creation || requests.inProgress <= 1 : undefined;
     return timedAppends(await createPostgresEventStore(database.pool, database.url, { inline: inline?.projections, inlineWhen }));
   }
   const { createEventStoreDBEventStore } = await import('./eventstore/esdb.ts');

@@ -509,14 +509,18 @@ export interface PostgresStoreOptions {
   inline?: InlineProjections;
   /**
    * Whether an append whose events the inline projections read writes them
-   * (asked as it starts; default: always). INLINE_PROJECTIONS=auto answers
-   * yes only for a write with no other in progress in the process: alone, a
-   * write gains most from its rows committing with it (no runner
-   * transaction, no wait before the answer); under load the runners write
-   * many appends' rows in one statement, which costs less than each append
-   * writing its own (docs/performance.md "Inline when alone").
+   * (asked as it starts; default: always). `creation`: every stream it
+   * appends to is new (expected `no_stream`). INLINE_PROJECTIONS=auto
+   * answers yes for a write with no other in progress in the process, and
+   * under load for any write but a creation: alone, a write gains most from
+   * its rows committing with it (no runner transaction, no wait before the
+   * answer); under load the runners write many new rows in one statement,
+   * which costs less than each creation writing its own, while a change of
+   * an existing row (a finalize) gains more from not waiting for them
+   * (docs/performance.md "Inline when alone", "Inline writes in one round
+   * trip").
    */
-  inlineWhen?: () => boolean;
+  inlineWhen?: (creation: boolean) => boolean;
 }
 
 /** The `$checkpoint` marker of a filtered read (types.ts, SubscribeOptions.types). */
@@ -567,12 +571,12 @@ export async function createPostgresEventStore(pool: pg.Pool, url?: string, stor
   const tail = new LogTail({ read: (cp, n) => readAllFrom(pool, cp, n), notifier });
 
   /** The inline projections this append runs (undefined: none). */
-  const inlineFor = () => (storeOptions.inlineWhen?.() ?? true ? storeOptions.inline : undefined);
+  const inlineFor = (creation: boolean) => (storeOptions.inlineWhen?.(creation) ?? true ? storeOptions.inline : undefined);
 
   return {
     kind: 'postgres',
     async appendToStream(stream, events, expected) {
-      const inline = inlineFor();
+      const inline = inlineFor(expected === 'no_stream');
       const result =
         inline && events.some((e) => inline.handles(e.type))
           ? await appendWithInline(pool, stream, events, expected, inline)
@@ -583,7 +587,7 @@ export async function createPostgresEventStore(pool: pg.Pool, url?: string, stor
     },
 
     async appendToStreams(appends) {
-      const results = await appendMany(pool, appends, inlineFor());
+      const results = await appendMany(pool, appends, inlineFor(appends.every((a) => a.expected === 'no_stream')));
       const last = results.map((r) => r.position).reduce((a, b) => (comparePositions(a, b) >= 0 ? a : b));
       tail.appended(last);
       appended.signal(last);

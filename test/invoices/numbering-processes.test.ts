@@ -14,6 +14,7 @@ import { newIce } from '../customers/support.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 import { createTenant } from '../support/fixtures.ts';
 import { ServerProcess } from '../support/server-process.ts';
+import { until } from '../support/wait.ts';
 import { bindClient } from './support.ts';
 
 const DRAFTS = 200;
@@ -62,6 +63,9 @@ describe('invoice numbering through two server processes on one database', funct
     expect(stale, 'invoices not yet finalized through the other process right after the answer').to.deep.equal([]);
     expect([...numbers].sort()).to.deep.equal(expected);
 
+    // The audit table of numbers is written by its runner (async: no answer waits for it): awaited, then exact.
+    const audited = async () => (await sql<{ n: number }>`select count(*)::int as n from invoice_numbers where organization_id = ${tenant.organizationId}`.execute(t.db)).rows[0].n;
+    await until(async () => (await audited()) >= DRAFTS, 20_000, 'the audit table of numbers');
     const { rows } = await sql<{ n: number; max: number; distinct_invoices: number }>`
       select count(*)::int as n, max(sequence) as max, count(distinct invoice_id)::int as distinct_invoices
         from invoice_numbers where organization_id = ${tenant.organizationId}`.execute(t.db);

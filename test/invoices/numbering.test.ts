@@ -7,6 +7,7 @@ import { expect } from 'chai';
 import { sql } from 'kysely';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
+import { until } from '../support/wait.ts';
 import { bindClient, invoicesClient } from './support.ts';
 
 const expected = (year: number, n: number) => Array.from({ length: n }, (_, i) => `INV-${year}-${String(i + 1).padStart(6, '0')}`);
@@ -54,7 +55,12 @@ describe('invoice numbering under concurrency (two servers, one database)', func
       const mine = replies.filter((r) => r.body.data.issue_date.startsWith(String(year)));
       expect(mine.map((r) => r.body.data.invoice_number).sort()).to.deep.equal(expected(year, year === 2026 ? 200 : 40));
     }
-    // Read models agree: every invoice numbered once, the audit table continuous.
+    // Read models agree: every invoice numbered once, the audit table continuous. The audit table is written by
+    // its runner (async: no answer waits for it, while finalizes now write the invoices inline), so it is
+    // awaited first; then it must hold exactly the numbers given.
+    const audited = async () =>
+      (await sql<{ n: number }>`select count(*)::int as n from invoice_numbers where organization_id = ${viaA.tenant.organizationId}`.execute(database.db)).rows[0].n;
+    await until(async () => (await audited()) >= 240, 20_000, 'the audit table of numbers');
     const { rows } = await sql<{ year: number; n: number; max: number; distinct_invoices: number }>`
       select year, count(*)::int as n, max(sequence) as max, count(distinct invoice_id)::int as distinct_invoices
         from invoice_numbers where organization_id = ${viaA.tenant.organizationId} group by year order by year`.execute(database.db);

@@ -168,7 +168,7 @@ describe('inline projections (PostgreSQL event store)', function () {
     });
   });
 
-  describe('INLINE_PROJECTIONS=auto: inline when the append is alone', () => {
+  describe('INLINE_PROJECTIONS=auto: inline when the append is alone or not a creation', () => {
     let s: Started;
     let api: InvoicesClient;
     before(async () => {
@@ -190,6 +190,19 @@ describe('inline projections (PostgreSQL event store)', function () {
       const flags = await inlineFlags(created.map((c) => c.body.data.id));
       expect(flags.filter((f) => !f).length, 'appends made while others were in flight, left to the runners').to.be.greaterThan(0);
       expect(s.logs.filter((l) => /projectors? behind/.test(l.msg))).to.deep.equal([]);
+    });
+
+    it('under load, writes that change existing invoices still go inline (only creations are left to the runners)', async () => {
+      const customer = await api.customer();
+      const drafts = [];
+      for (let i = 0; i < 24; i++) drafts.push(await api.draft(customer.id));
+      const finalized = await Promise.all(drafts.map((d) => api.action(d.id, 'finalize')));
+      for (const f of finalized) expect(f.status, JSON.stringify(f.body)).to.equal(200);
+      const { rows } = await sql<{ type: string; applied_inline: boolean }>`
+        select type, applied_inline from es_events where stream_id = any(${drafts.map((d) => `invoice-${d.id}`)}::text[]) and type <> 'InvoiceCreated'`.execute(s.database.db);
+      expect(rows.length).to.equal(48);
+      expect(rows.filter((r) => !r.applied_inline), 'every lock and completion written inline').to.deep.equal([]);
+      for (const f of finalized) expect((await api.get(f.body.data.id)).body.data).to.deep.equal(f.body.data);
     });
 
     it('a lone write is answered from its row with no runner running', async () => {
