@@ -10,9 +10,10 @@
  *
  * When the write's append wrote its rows inline (the PostgreSQL event store;
  * src/projections/inline.ts) they committed with it: no wait, the read finds
- * them, and a resource whose decided state is what its read shows
- * (`decidedIsRead`) answers that state without the read. Otherwise (under load with INLINE_PROJECTIONS=auto, with false, with
- * EventStoreDB) the projectors run async and the wait stays.
+ * them. Otherwise (creations under load with INLINE_PROJECTIONS=auto, with
+ * false, with EventStoreDB) the projectors run async and the wait stays.
+ * Once the rows are in, a resource whose decided state is exactly what a
+ * read shows (`decidedIsRead`) answers that state without the read.
  *
  * Each router declares its resource once (`WrittenResource`) and answers
  * every write with `answerAfterWrite(ctx, resource, result)`.
@@ -40,8 +41,8 @@ export interface WrittenResource<R> {
   decided(ctx: RequestContext, result: R): Shown | Promise<Shown>;
   /**
    * Whether decided() shows exactly what read() would once this write's rows
-   * are in, member for member (tested for each resource that says so): a
-   * write whose rows committed with its append (inline) then answers it
+   * are in, member for member (tested for each resource that says so): once
+   * they are (inline, or the projectors waited for), the write answers it
    * without reading its row back. Absent: the answer is always read.
    */
   decidedIsRead?(result: R): boolean;
@@ -49,15 +50,16 @@ export interface WrittenResource<R> {
 
 export async function answerAfterWrite<R>(ctx: RequestContext, resource: WrittenResource<R>, result: R, status = 200): Promise<JsonReply> {
   const position = resource.position(result);
-  // An append whose rows were written inline (docs/architecture.md "Inline projections") has nothing to wait for,
-  // and its rows are the decided state: where that is what a read shows, it is the answer, with no read.
+  // An append whose rows were written inline (docs/architecture.md "Inline projections") has nothing to wait for.
   const inline = position !== null && ctx.rt.inline?.answered(position, resource.projectors) === true;
-  if (inline && resource.decidedIsRead?.(result)) {
-    const decided = await resource.decided(ctx, result);
-    return { status, data: decided.data, version: decided.version };
-  }
   const caughtUp = position === null || inline || (await ctx.rt.progress.waitFor(position, undefined, resource.projectors));
   if (caughtUp) {
+    // The write's rows are in (a later write's may be too): where its decided state is what a read of them
+    // shows, that state is the answer, at the write's own version, with no read.
+    if (resource.decidedIsRead?.(result)) {
+      const decided = await resource.decided(ctx, result);
+      return { status, data: decided.data, version: decided.version };
+    }
     const stored = await resource.read(ctx, result);
     if (stored && stored.version >= resource.version(result)) return { status, data: stored.data, version: stored.version };
   }

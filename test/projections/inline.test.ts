@@ -105,13 +105,13 @@ describe('inline projections (PostgreSQL event store)', function () {
     });
   });
 
-  describe('an inline write answers the state it decided, which is its row as a read shows it', () => {
+  for (const mode of ['true', 'false'] as const) describe(`a write answers the state it decided, which is its row as a read shows it (INLINE_PROJECTIONS=${mode})`, () => {
     let s: Started;
     let api: InvoicesClient;
     /** Names of the statements the server's pool ran (the invoice read is 'invoices.get'). */
     let named: string[] = [];
     before(async () => {
-      s = await start();
+      s = await start(undefined, mode);
       api = await invoicesClient({ url: s.url, database: s.database });
       const pool = s.server.runtime.database.pool;
       const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
