@@ -15,7 +15,9 @@
  *      against reading that log through the port without checking. Target
  *      >= 50,000 events/s.
  *  (c) `audit export` (exportEvents, JSON lines to a discarding stream) of
- *      the same log, same baseline; and the process's peak RSS.
+ *      the same log, same baseline; and this process's peak RSS (all of the
+ *      above: the export's own, < 200 MiB for 1,000,000 events, is
+ *      `bench -- audit-export`, the command as an operator runs it).
  *
  * BENCH_SCALE (default 1) multiplies every count: BENCH_SCALE=10 exports
  * 1,000,000 events.
@@ -285,7 +287,9 @@ export async function run(): Promise<void> {
       ]),
       ['(b) audit verify (chains + digest)', fmtInt(COUNTS.log), `${fmtInt(perSecond(COUNTS.log, verifyMs))}/s`, `${fmtInt(readRate)}/s`, fmtPct(readMs / verifyMs), '>= 50,000/s', perSecond(COUNTS.log, verifyMs) >= 50_000 ? 'yes' : 'NO'],
       ['(c) audit export, JSON lines', fmtInt(COUNTS.log), `${fmtInt(perSecond(COUNTS.log, exportMs))}/s`, `${fmtInt(readRate)}/s`, fmtPct(readMs / exportMs), '>= 50,000/s', perSecond(COUNTS.log, exportMs) >= 50_000 ? 'yes' : 'NO'],
-      ['peak RSS of the process', '', mib(peakRss), '', '', '< 200 MiB', peakRss < 200 * 1024 * 1024 ? 'yes' : 'NO'],
+      // The bench's own process (appends, seeding, verify and export in one): the export's own memory, the issue's
+      // "1,000,000 events under 200 MiB", is measured as an operator runs it by `bench -- audit-export`.
+      ['peak RSS of this bench process (all of the above)', '', mib(peakRss), '', '', 'export alone: bench -- audit-export', '-'],
     ];
     console.log('');
     console.log('baseline: (a) the same appends without hashing (es_append of migration 0011, JSON.stringify payload), interleaved slices;');
