@@ -189,7 +189,10 @@ function upsertStatement(latest: Latest[]) {
   const rows = latest.map(row);
   const arrays = COLUMNS.map((c) => sql`${rows.map((r) => r[c])}::${sql.raw(COLUMN_TYPES[c])}[]`);
   const names = sql.raw(COLUMNS.join(', '));
-  const source = lineSources(latest.filter((l) => l.created));
+  // Lines of every invoice of the batch: those new to the table get theirs (every event carries the whole
+  // invoice), even when its creation comes later (left to a runner while its finalize was written inline: the
+  // creation then changes nothing, being older).
+  const source = lineSources(latest);
   return sql<{ id: string; existed: boolean; emptied: EmptiedMonth[] }>`
     with input as (select * from unnest(${sql.join(arrays)}) as t(${names})),
     before as (select i.id, i.status, i.issue_date from invoices i where i.id = any(${rows.map((r) => r.id)}::uuid[])),
@@ -233,28 +236,24 @@ function upsertStatement(latest: Latest[]) {
       order by 1, 2, 3, 4
       on conflict (organization_id, month, status, slot) do update set invoices = invoice_issue_month_counts.invoices + excluded.invoices
       returning organization_id, month, status, slot, invoices)
-    select m.id, exists (select from before b where b.id = m.id) as existed, e.emptied
+    select m.id, exists (select from before b where b.id = m.id) as existed, e.emptied,
+           -- The same, for the deletion that follows in an inline append's message (deleteEmptiedMonths).
+           set_config('invoicing.emptied_months', e.emptied::text, true) as noted
     from moved m cross join (
       select coalesce(json_agg(json_build_object('organization_id', z.organization_id, 'month', z.month, 'status', z.status, 'slot', z.slot)), '[]') as emptied
       from month_counted z where z.invoices = 0) e`;
 }
 
 /**
- * The month counts at zero of these invoices' issue months and slots (any status): the deletion a batch
- * that keeps each invoice's issue date needs after the upsert (statements() above).
+ * The month counts the upsert just brought to zero, which it notes in a transaction-local setting: the
+ * deletion that follows it in an inline append's message (statements() above), where its answer cannot be
+ * read first. Exactly the rows apply() deletes; none when the setting is unset or empty (nothing moved:
+ * a setting once used in a session reads '' in the next transactions).
  */
-function deleteEmptiedMonths(latest: Latest[]) {
-  return sql`
+const DELETE_EMPTIED_MONTHS = sql`
     delete from invoice_issue_month_counts c
-    using unnest(${latest.map((l) => l.organizationId)}::uuid[], ${latest.map((l) => l.invoice.issue_date)}::date[],
-                 ${latest.map((l) => slotOf(l.invoice.id) % 16)}::smallint[]) as z(organization_id, issue_date, slot)
-    where c.organization_id = z.organization_id and c.month = date_trunc('month', z.issue_date)::date and c.slot = z.slot and c.invoices = 0`;
-}
-
-/** The invoice id's last byte, as get_byte(uuid_send(id), 15) reads it in the upsert: its status count slot. */
-function slotOf(id: string): number {
-  return parseInt(id.slice(-2), 16);
-}
+    using json_to_recordset(nullif(current_setting('invoicing.emptied_months', true), '')::json) as z(organization_id uuid, month date, status text, slot smallint)
+    where c.organization_id = z.organization_id and c.month = z.month and c.status = z.status and c.slot = z.slot and c.invoices = 0`;
 
 interface EmptiedMonth {
   organization_id: string;
@@ -314,17 +313,15 @@ export const invoicesProjector: Projector = {
   },
   statements(events, literal) {
     // Every batch but an edit's: no stored lines to replace (only InvoiceUpdated changes the lines of a row
-    // already there), so the upsert's only follow-up is the deletion of a month count it brought to zero.
-    // A creation brings none to zero; the other events keep the invoice's issue date, so the only count
-    // that can fall to zero is that month's, in the invoice's slot, for the status it left: deleting that
-    // month and slot's counts at zero, whatever their status, is the same deletion, known in advance. The
-    // lock comes first, as opening() would send it. Rows already newer (a retried or replayed event) are
-    // left as they are by the version guard and move nothing.
+    // already there), so the upsert's only follow-up is the deletion of the month counts it brought to zero
+    // (never for a batch of creations), which the upsert notes for the statement after it. The lock comes
+    // first, as opening() would send it. Rows already newer (a retried or replayed event) are left as they
+    // are by the version guard and move nothing.
     if (events.length === 0 || events.some((e) => e.type === 'InvoiceUpdated')) return null;
     const latest = newestPerInvoice(events);
     const statements = [{ text: lockText(latest.map((l) => l.invoice.id), literal) }, preparedStatement(upsertStatement(latest), literal)];
     const kept = latest.filter((l) => !l.created);
-    if (kept.length > 0) statements.push(preparedStatement(deleteEmptiedMonths(kept), literal));
+    if (kept.length > 0) statements.push(preparedStatement(DELETE_EMPTIED_MONTHS, literal));
     return statements;
   },
   async apply(events: RecordedEvent[], trx: Transaction<Database>, options: ApplyOptions = {}): Promise<void> {
