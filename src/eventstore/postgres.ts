@@ -223,8 +223,8 @@ class AppendRefused {
  * One or more streams' appends in one transaction, on one pooled
  * connection, as one message: BEGIN, the streams' locks (several streams
  * only), one es_append per stream, and COMMIT. When inline projections read
- * these events and can say all they write in advance (a creation:
- * InlineProjections.statements), their statements go before that COMMIT,
+ * these events and can say all they write in advance
+ * (InlineProjections.statements), their statements go before that COMMIT,
  * and the write is one round trip; otherwise the message ends with their
  * opening statements (their locks), and their other statements and COMMIT
  * follow. The events (and their rows) commit together or not at all.
@@ -257,8 +257,8 @@ async function appendAtomically(pool: pg.Pool, appends: StreamAppend[], inline: 
   // the appends, as they would come in their own statement; a projector bug there refuses the append like one in apply).
   const args = appends.map((a) => appendArguments(a.stream, a.events));
   const literal = (v: string) => pg.escapeLiteral(v);
-  // The projections' whole writes when they can say them in advance (a creation: `whole`, and the message ends
-  // with COMMIT), else their openings (the rest, apply(), follows the message).
+  // The projections' whole writes when they can say them in advance (`whole`: the message ends with COMMIT),
+  // else their openings (the rest, apply(), follows the message).
   let whole: InlineMessage | null = null;
   let opening: string | null = null;
   try {
@@ -311,14 +311,13 @@ async function appendAtomically(pool: pg.Pool, appends: StreamAppend[], inline: 
       refused = new AppendRefused(err);
     }
     if (refused === null) {
-      const recorded = () =>
-        appends.flatMap((a, i) =>
-          inlined[i] ? asRecorded(a.stream, a.events, Number(rows[i].last_revision), rows[i].last_transaction, rows[i].last_position, rows[i].at) : [],
-        );
-      if (whole !== null) whole.committed(recorded());
+      const recorded = appends.flatMap((a, i) =>
+        inlined[i] ? asRecorded(a.stream, a.events, Number(rows[i].last_revision), rows[i].last_transaction, rows[i].last_position, rows[i].at) : [],
+      );
+      whole?.committed(recorded);
       if (applyAfter) {
         try {
-          await inline!.apply(recorded(), client, opening !== null);
+          await inline!.apply(recorded, client, opening !== null);
         } catch (err) {
           await client.query('rollback').catch((e) => (broken = e));
           // A lost connection stays recognisable through `cause` (the API answers 503 for it).

@@ -7,7 +7,7 @@
 import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, type RawBuilder } from 'kysely';
 import utils from 'pg/lib/utils.js';
 import type { Database } from '../db/schema.ts';
-import type { InlineStatement } from './projector.ts';
+import type { InlineStatement } from '../eventstore/postgres.ts';
 
 /** Compiles only: it has no connection (Kysely's documented way to build SQL without running it). */
 const compiler = new Kysely<Database>({

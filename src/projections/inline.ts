@@ -111,19 +111,22 @@ export function inlineProjections(projectors: readonly Projector[], logger: Logg
       { alert: 'inline_projection_failed', projector: projector.name, streams: [...new Set(own.map((e) => e.stream))], event_ids: own.map((e) => e.id), event_types: own.map((e) => e.type), err },
       'inline projection failed: the append was refused and rolled back (a projector bug: fix it, nothing was written)',
     );
+  /** A projector's hook that says what to send before the append is made (opening, statements): a throw is the alert. */
+  const said = <T>(projector: Projector, own: readonly { id: string; type: string; stream: string }[], hook: () => T): T => {
+    try {
+      return hook();
+    } catch (err) {
+      alert(projector, own, err);
+      throw err;
+    }
+  };
   const projections: InlineProjections = {
     handles: (type) => types.has(type),
     opening(events, literal) {
       const texts = handled.flatMap(({ projector, types: mine }) => {
         const own = events.filter((e) => mine.has(e.type));
         if (own.length === 0 || !projector.opening) return [];
-        let text: string | null;
-        try {
-          text = projector.opening(own, literal);
-        } catch (err) {
-          alert(projector, own, err);
-          throw err;
-        }
+        const text = said(projector, own, () => projector.opening!(own, literal));
         return text === null ? [] : [text];
       });
       return texts.length > 0 ? texts.join(';\n') : null;
@@ -134,13 +137,7 @@ export function inlineProjections(projectors: readonly Projector[], logger: Logg
         const own = events.filter((e) => mine.has(e.type));
         if (own.length === 0) continue;
         if (!projector.statements) return null;
-        let statements: InlineStatement[] | null;
-        try {
-          statements = projector.statements(own, literal);
-        } catch (err) {
-          alert(projector, own, err);
-          throw err;
-        }
+        const statements = said(projector, own, () => projector.statements!(own, literal));
         if (statements === null) return null;
         parts.push({ projector, own, statements });
       }

@@ -171,16 +171,7 @@ function lockText(ids: string[], literal: (value: string) => string): string {
 async function upsertInvoices(trx: Transaction<Database>, latest: Latest[], locked: boolean): Promise<{ id: string; existed: boolean }[]> {
   if (!locked) await lockInvoices(trx, latest.map((l) => l.invoice.id));
   const { rows: moved } = await upsertStatement(latest).execute(trx);
-  // A month's count that fell to zero (a draft moved to another month, or its last invoice changed status) is
-  // deleted, so the table holds the non-zero counts only, however the events were batched (migration 0102).
-  const emptied = moved[0]?.emptied ?? [];
-  if (emptied.length > 0) {
-    await sql`
-      delete from invoice_issue_month_counts c
-      using unnest(${emptied.map((e) => e.organization_id)}::uuid[], ${emptied.map((e) => e.month)}::date[],
-                   ${emptied.map((e) => e.status)}::text[], ${emptied.map((e) => e.slot)}::smallint[]) as z(organization_id, month, status, slot)
-      where c.organization_id = z.organization_id and c.month = z.month and c.status = z.status and c.slot = z.slot and c.invoices = 0`.execute(trx);
-  }
+  if (moved[0]?.emptied) await DELETE_EMPTIED_MONTHS.execute(trx);
   return moved;
 }
 
@@ -193,7 +184,7 @@ function upsertStatement(latest: Latest[]) {
   // invoice), even when its creation comes later (left to a runner while its finalize was written inline: the
   // creation then changes nothing, being older).
   const source = lineSources(latest);
-  return sql<{ id: string; existed: boolean; emptied: EmptiedMonth[] }>`
+  return sql<{ id: string; existed: boolean; emptied: boolean }>`
     with input as (select * from unnest(${sql.join(arrays)}) as t(${names})),
     before as (select i.id, i.status, i.issue_date from invoices i where i.id = any(${rows.map((r) => r.id)}::uuid[])),
     moved as (
@@ -236,31 +227,25 @@ function upsertStatement(latest: Latest[]) {
       order by 1, 2, 3, 4
       on conflict (organization_id, month, status, slot) do update set invoices = invoice_issue_month_counts.invoices + excluded.invoices
       returning organization_id, month, status, slot, invoices)
-    select m.id, exists (select from before b where b.id = m.id) as existed, e.emptied,
-           -- The same, for the deletion that follows in an inline append's message (deleteEmptiedMonths).
-           set_config('invoicing.emptied_months', e.emptied::text, true) as noted
+    select m.id, exists (select from before b where b.id = m.id) as existed, e.emptied is not null as emptied,
+           -- For DELETE_EMPTIED_MONTHS, the statement after this one.
+           set_config('invoicing.emptied_months', coalesce(e.emptied::text, ''), true) as noted
     from moved m cross join (
-      select coalesce(json_agg(json_build_object('organization_id', z.organization_id, 'month', z.month, 'status', z.status, 'slot', z.slot)), '[]') as emptied
+      select json_agg(json_build_object('organization_id', z.organization_id, 'month', z.month, 'status', z.status, 'slot', z.slot)) as emptied
       from month_counted z where z.invoices = 0) e`;
 }
 
 /**
- * The month counts the upsert just brought to zero, which it notes in a transaction-local setting: the
- * deletion that follows it in an inline append's message (statements() above), where its answer cannot be
- * read first. Exactly the rows apply() deletes; none when the setting is unset or empty (nothing moved:
- * a setting once used in a session reads '' in the next transactions).
+ * A month's count that fell to zero (a draft moved to another month, or its last invoice changed status) is
+ * deleted, so the table holds the non-zero counts only, however the events were batched (migration 0102).
+ * The upsert notes those rows in a transaction-local setting, which this statement reads: apply() runs it
+ * when the upsert says some fell to zero, an inline append's message after the upsert (statements() below),
+ * where the upsert's answer cannot be read first. None when the setting is empty or unset.
  */
 const DELETE_EMPTIED_MONTHS = sql`
     delete from invoice_issue_month_counts c
     using json_to_recordset(nullif(current_setting('invoicing.emptied_months', true), '')::json) as z(organization_id uuid, month date, status text, slot smallint)
     where c.organization_id = z.organization_id and c.month = z.month and c.status = z.status and c.slot = z.slot and c.invoices = 0`;
-
-interface EmptiedMonth {
-  organization_id: string;
-  month: string;
-  status: string;
-  slot: number;
-}
 
 /**
  * The lines and tax breakdown of these invoices, each as a row source of
@@ -320,8 +305,7 @@ export const invoicesProjector: Projector = {
     if (events.length === 0 || events.some((e) => e.type === 'InvoiceUpdated')) return null;
     const latest = newestPerInvoice(events);
     const statements = [{ text: lockText(latest.map((l) => l.invoice.id), literal) }, preparedStatement(upsertStatement(latest), literal)];
-    const kept = latest.filter((l) => !l.created);
-    if (kept.length > 0) statements.push(preparedStatement(DELETE_EMPTIED_MONTHS, literal));
+    if (latest.some((l) => !l.created)) statements.push(preparedStatement(DELETE_EMPTIED_MONTHS, literal));
     return statements;
   },
   async apply(events: RecordedEvent[], trx: Transaction<Database>, options: ApplyOptions = {}): Promise<void> {

@@ -1,10 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { InlineStatement } from '../eventstore/postgres.ts';
 import type { RecordedEvent } from '../eventstore/types.ts';
-
-export type { InlineStatement };
 import type { Database } from '../db/schema.ts';
-
 
 export interface ApplyOptions {
   /** The projector's opening() statement already ran in this transaction. */
@@ -45,8 +42,9 @@ export interface Projector {
    * All that apply() would write for these events, opening() included, as
    * statements the inline append sends in its own message, between
    * es_append and COMMIT: the write is then one round trip. Only for a batch
-   * the projector can write without reading anything first (a creation);
-   * null otherwise, and opening() and apply() run as usual. Reads only the
+   * the projector can write without reading anything first (the invoices
+   * projector: every batch but an edit's); null otherwise, and opening() and
+   * apply() run as usual. Reads only the
    * events' ids, types, data and metadata (they are not appended yet).
    */
   statements?(events: readonly Pick<RecordedEvent, 'id' | 'type' | 'data' | 'metadata'>[], literal: (value: string) => string): InlineStatement[] | null;
