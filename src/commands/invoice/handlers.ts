@@ -95,7 +95,8 @@ export async function updateInvoice(w: InvoiceWrite, invoiceId: string, input: I
   const patch = input.customer_id === undefined ? input : { ...input, customer_id: normalizeId(input.customer_id) };
   const data: Extract<InvoiceCommand, { type: 'UpdateInvoice' }>['data'] = { invoice_id: invoiceId, patch };
   if (patch.customer_id !== undefined) data.customer = await w.facts.customer(w.organizationId, patch.customer_id);
-  return runOnInvoice(w, invoiceId, (_state, metadata) => ({ type: 'UpdateInvoice', data, metadata }));
+  const result = await runOnInvoice(w, invoiceId, (_state, metadata) => ({ type: 'UpdateInvoice', data, metadata }));
+  return data.customer === undefined ? result : { ...result, customer: data.customer };
 }
 
 export function sendInvoice(w: InvoiceWrite, invoiceId: string): Promise<InvoiceResult> {
