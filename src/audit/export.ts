@@ -80,7 +80,6 @@ function textLine(position: string, e: NonNullable<TextLogEntry['event']>, forma
 
 /** Set when the process runs with --expose-gc (`npm run admin` does). */
 const gc = (globalThis as { gc?: (options?: { type?: 'major' | 'minor'; execution?: 'sync' | 'async' }) => void }).gc;
-let collectedAt = 0;
 
 /**
  * Keeps the export's heap near its live size (a page or two): each page lives
@@ -90,10 +89,13 @@ let collectedAt = 0;
  * the next). A full collection of this heap every 20,000 events, once it
  * passes 48 MiB, takes a few milliseconds.
  */
-function collectOldPages(read: number): void {
-  if (!gc || read - collectedAt < 20_000) return;
-  collectedAt = read;
-  if (getHeapStatistics().used_heap_size > 48 * 1024 * 1024) gc({ type: 'major', execution: 'sync' });
+function heapKeeper(): (read: number) => void {
+  let collectedAt = 0;
+  return (read) => {
+    if (!gc || read - collectedAt < 20_000) return;
+    collectedAt = read;
+    if (getHeapStatistics().used_heap_size > 48 * 1024 * 1024) gc({ type: 'major', execution: 'sync' });
+  };
 }
 
 /** The output went away before the export was done (its reader closed the pipe): not a failure of the export. */
@@ -146,6 +148,7 @@ export async function exportEvents(store: EventStore, out: Writable, options: Ex
     if (gone) throw new OutputClosed();
   };
   if (options.format === 'csv') await write(`${CSV_COLUMNS.join(',')}\r\n`);
+  const collectOldPages = heapKeeper(); // this export's own count
   let read = 0;
   let written = 0;
   const flush = async (chunk: string, pageLength: number) => {
