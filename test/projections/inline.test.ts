@@ -130,6 +130,7 @@ describe('inline projections (PostgreSQL event store)', function () {
       expect(written.status, JSON.stringify(written.body)).to.equal(status);
       expect(named, 'the answer was not read back from the row').to.not.include('invoices.get');
       const read = await api.get(written.body.data.id);
+      expect(named, 'the watch sees the read a GET makes (so its absence above means something)').to.include('invoices.get');
       expect(JSON.stringify(written.body.data)).to.equal(JSON.stringify(read.body.data));
       expect(written.headers.get('etag')).to.equal(read.headers.get('etag'));
       return written.body.data;
