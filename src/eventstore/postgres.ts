@@ -339,6 +339,8 @@ async function appendAtomically(pool: pg.Pool, appends: StreamAppend[], inline: 
 
 /** Statement names this store prepared on each connection with SQL PREPARE (`i_` and a digest of the text: one name, one text). */
 const preparedInline = new WeakMap<pg.PoolClient, Set<string>>();
+/** The name of each statement text seen (a few texts, sent at every inline write: digested once; forgotten past 100). */
+const inlineNames = new Map<string, string>();
 
 /**
  * Inline statements as the message's text: a prepared one is prepared on this connection the first time
@@ -353,7 +355,11 @@ async function asMessageStatements(client: pg.PoolClient, statements: InlineStat
       texts.push(`${s.text};`);
       continue;
     }
-    const name = `i_${sha256Hex(s.sql).slice(0, 32)}`;
+    let name = inlineNames.get(s.sql);
+    if (name === undefined) {
+      if (inlineNames.size >= 100) inlineNames.clear();
+      inlineNames.set(s.sql, (name = `i_${sha256Hex(s.sql).slice(0, 32)}`));
+    }
     if (!names.has(name)) {
       await client.query(`prepare ${name} as ${s.sql}`);
       names.add(name);
