@@ -38,9 +38,13 @@ const MODES = (process.env.BENCH_MODES ?? 'auto,inline,async').split(',');
 const MODE_SETTINGS: Record<string, string> = { auto: 'auto', inline: 'true', async: 'false' };
 const items = Array.from({ length: 5 }, (_, i) => ({ description: `Prestation de conseil ${i + 1}`, quantity: i + 1, unit_price: 1250.5, tax_rate: i === 4 ? 10 : 20 }));
 
-async function serviceCpuMs(database: BenchDatabase, serverPid: number): Promise<{ node: number; pg: Map<number, number> }> {
-  const { rows } = await database.pool.query("select pid from pg_stat_activity where application_name like 'invoicing%'");
-  return { node: processCpuMs(serverPid), pg: new Map(rows.map((r) => [r.pid as number, processCpuMs(r.pid)])) };
+async function serviceCpuMs(database: BenchDatabase, serverPid: number): Promise<{ node: number; pg: Map<number, number>; names: Map<number, string> }> {
+  const { rows } = await database.pool.query("select pid, application_name from pg_stat_activity where application_name like 'invoicing%'");
+  return {
+    node: processCpuMs(serverPid),
+    pg: new Map(rows.map((r) => [r.pid as number, processCpuMs(r.pid)])),
+    names: new Map(rows.map((r) => [r.pid as number, r.application_name as string])),
+  };
 }
 
 export async function run(): Promise<void> {
@@ -48,7 +52,7 @@ export async function run(): Promise<void> {
     console.log('skipped: needs the embedded PostgreSQL (pg_stat_statements preloaded); unset DATABASE_URL');
     return;
   }
-  const server = await startBenchServer({ settings: { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track': 'all' } });
+  const server = await startBenchServer({ settings: { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track': 'all', 'pg_stat_statements.track_planning': 'on' } });
   try {
     console.log(`server: ${server.description}`);
     for (const mode of MODES) {
@@ -113,7 +117,14 @@ async function measure(database: BenchDatabase, serverPid: number, label: string
   await new Promise((resolve) => setTimeout(resolve, 1500));
   const after = await serviceCpuMs(database, serverPid);
   let pgMs = 0;
-  for (const [pid, ms] of after.pg) pgMs += Math.max(0, ms - (before.pg.get(pid) ?? 0));
+  const byName = new Map<string, { ms: number; connections: number }>();
+  for (const [pid, ms] of after.pg) {
+    const spent = Math.max(0, ms - (before.pg.get(pid) ?? 0));
+    pgMs += spent;
+    const name = after.names.get(pid) ?? '?';
+    const entry = byName.get(name) ?? { ms: 0, connections: 0 };
+    byName.set(name, { ms: entry.ms + spent, connections: entry.connections + 1 });
+  }
   const lat = summarize(r.latencies);
   const { rows } = await database.pool.query(`
     select toplevel, calls, total_exec_time + total_plan_time as ms, left(regexp_replace(query, '\\s+', ' ', 'g'), 110) as query
@@ -126,6 +137,9 @@ async function measure(database: BenchDatabase, serverPid: number, label: string
     `CPU per request: server ${((after.node - before.node) / n).toFixed(2)} ms, PostgreSQL ${(pgMs / n).toFixed(2)} ms; ` +
     `statements per request: ${(sum(true) / n).toFixed(2)} top level, ${(sum(false) / n).toFixed(2)} nested; ` +
     `${((ms / n) * 1000).toFixed(0)} us of execution + planning`);
+  // Which of the service's connections spent PostgreSQL's CPU: the pool that answers requests, or the consumers behind it.
+  const spenders = [...byName].filter(([, v]) => v.ms / n >= 0.01).sort((a, b) => b[1].ms - a[1].ms);
+  console.log(`  PostgreSQL CPU per request by connection: ${spenders.map(([name, v]) => `${name} (${v.connections}) ${(v.ms / n).toFixed(2)} ms`).join(', ')}`);
   console.log('  calls/req   us/req  statement (top level; nested ones marked "  >")');
   for (const x of rows.filter((x) => Number(x.calls) / n >= 0.01).slice(0, 24)) {
     console.log(`  ${(Number(x.calls) / n).toFixed(2).padStart(9)}  ${((x.ms / n) * 1000).toFixed(0).padStart(7)}  ${x.toplevel ? '' : '  > '}${x.query}`);

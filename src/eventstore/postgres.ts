@@ -167,13 +167,23 @@ export async function appendInTransaction(
   const args = appendArguments(stream, events);
   try {
     if (failed) throw failed;
-    const { rows } = await db.query({
-      // A named statement: parsed and planned once per connection (docs/performance.md, "Event store").
-      name: 'es_append',
-      // One array per field (migration 0104); data and metadata as `json`, stored as the text sent (0103).
-      text: 'select last_revision, last_transaction, last_position from es_append($1, $2, $3::uuid[], $4::text[], $5::json[], $6::json[], $7::text[])',
-      values: [stream, expectedCode(expected), args.ids, args.types, args.data, args.metadata, args.bodies],
-    });
+    // Named statements: parsed and planned once per connection (docs/performance.md, "Event store"). One array per
+    // field (migration 0104); data and metadata as `json`, stored as the text sent (0103). A lone event (nearly
+    // every append) goes as plain values in one-element arrays built by the server: its JSON is not escaped into
+    // an array literal here nor unescaped from one there (docs/performance.md "A lone event without array text").
+    const { rows } = await db.query(
+      events.length === 1
+        ? {
+            name: 'es_append_one',
+            text: 'select last_revision, last_transaction, last_position from es_append($1, $2, array[$3::uuid], array[$4::text], array[$5::json], array[$6::json], array[$7::text])',
+            values: [stream, expectedCode(expected), args.ids[0], args.types[0], args.data[0], args.metadata[0], args.bodies[0]],
+          }
+        : {
+            name: 'es_append',
+            text: 'select last_revision, last_transaction, last_position from es_append($1, $2, $3::uuid[], $4::text[], $5::json[], $6::json[], $7::text[])',
+            values: [stream, expectedCode(expected), args.ids, args.types, args.data, args.metadata, args.bodies],
+          },
+    );
     const r = rows[0];
     return { nextRevision: Number(r.last_revision), position: encodePosition(r.last_transaction, r.last_position) };
   } catch (err: any) {
@@ -221,13 +231,17 @@ class AppendRefused {
 
 /**
  * One or more streams' appends in one transaction, on one pooled
- * connection, as one message: BEGIN, the streams' locks (several streams
- * only), one es_append per stream, and COMMIT. When inline projections read
- * these events and can say all they write in advance
- * (InlineProjections.statements), their statements go before that COMMIT,
- * and the write is one round trip; otherwise the message ends with their
- * opening statements (their locks), and their other statements and COMMIT
- * follow. The events (and their rows) commit together or not at all.
+ * connection, as one message: the streams' locks (several streams only),
+ * one es_append per stream, and, when inline projections read these events
+ * and can say all they write in advance (InlineProjections.statements),
+ * their statements: the write is one round trip. Such a message has no
+ * BEGIN and no COMMIT: PostgreSQL runs the statements of one simple-protocol
+ * message as one implicit transaction, committed after the last and rolled
+ * back whole when one fails (two statements fewer at every write,
+ * docs/performance.md "Statements per request"). When the projections must
+ * read first, the message begins with BEGIN and ends with their opening
+ * statements (their locks), and their other statements and COMMIT follow.
+ * The events (and their rows) commit together or not at all.
  * Values go as escaped literals (simple protocol: several statements in one
  * message; a projector's prepared statement runs with EXECUTE). now() is
  * the transaction's timestamp, which es_events.created_at defaults to; events
@@ -283,8 +297,9 @@ async function appendAtomically(pool: pg.Pool, appends: StreamAppend[], inline: 
   whole?.sending();
   const locks = appends.length > 1 ? 1 : 0; // es_append locks a lone stream itself
   const applyAfter = withInline && whole === null;
+  // A message that is the whole write is one implicit transaction (above); one followed by apply() opens its own.
   const message = [
-    'begin;',
+    ...(applyAfter ? ['begin;'] : []),
     ...(locks
       ? [`select count(pg_advisory_xact_lock(1163084112, k)) from (select distinct hashtext(s) as k from unnest(array[${streams.map(literal).join(',')}]::text[]) s order by k) keys;`]
       : []),
@@ -294,17 +309,21 @@ async function appendAtomically(pool: pg.Pool, appends: StreamAppend[], inline: 
     ),
     ...(opening === null ? [] : [`${opening};`]),
     ...written,
-    ...(applyAfter ? [] : ['commit;']),
   ].join('\n');
+  const first = (applyAfter ? 1 : 0) + locks; // the result of the first es_append
   let broken: Error | undefined;
   let refused: AppendRefused | null = null;
   try {
     let rows: any[] = [];
     try {
-      const results = (await client.query(message)) as unknown as pg.QueryResult[];
-      rows = results.slice(1 + locks, 1 + locks + appends.length).map((r) => r.rows[0]);
+      const answer = (await client.query(message)) as unknown as pg.QueryResult | pg.QueryResult[];
+      const results = Array.isArray(answer) ? answer : [answer]; // a message of one statement has one result
+      rows = results.slice(first, first + appends.length).map((r) => r.rows[0]);
     } catch (err) {
-      await client.query('rollback').catch((e) => (broken = e));
+      // An implicit transaction ended with the message's failure (a connection that failed with it is not pooled
+      // again); an explicit one is still open, aborted.
+      if (applyAfter) await client.query('rollback').catch((e) => (broken = e));
+      else if (!(err instanceof pg.DatabaseError) || /^(08|57|58)/.test(err.code ?? '')) broken = err as Error;
       const inProjection = whole !== null && failedInProjection(err);
       whole?.refused(err, inProjection);
       if (inProjection) throw new InlineProjectionError(streams.join(', '), err);

@@ -23,7 +23,7 @@ import { sql, type Transaction } from 'kysely';
 import type { InvoiceCustomer } from '../commands/invoice/commands.ts';
 import { INVOICE_EVENT_TYPES, INVOICE_STATUSES, type Invoice, type InvoiceEvent } from '../commands/invoice/events.ts';
 import type { RecordedEvent } from '../eventstore/types.ts';
-import { preparedStatement } from './inline-statements.ts';
+import { compiledOnce, preparedStatement } from './inline-statements.ts';
 import type { ApplyOptions, Projector } from './projector.ts';
 import type { Database } from '../db/schema.ts';
 
@@ -170,23 +170,39 @@ function lockText(ids: string[], literal: (value: string) => string): string {
  */
 async function upsertInvoices(trx: Transaction<Database>, latest: Latest[], locked: boolean): Promise<{ id: string; existed: boolean }[]> {
   if (!locked) await lockInvoices(trx, latest.map((l) => l.invoice.id));
-  const { rows: moved } = await upsertStatement(latest).execute(trx);
-  if (moved[0]?.emptied) await DELETE_EMPTIED_MONTHS.execute(trx);
+  const { rows: moved } = await trx.executeQuery(upsertStatement(upsertValues(latest)));
+  if (moved[0]?.emptied) await trx.executeQuery(DELETE_EMPTIED_MONTHS({}));
   return moved;
 }
 
-/** upsertInvoices' one statement (its text is the same whatever the batch: the values go in as arrays). */
-function upsertStatement(latest: Latest[]) {
+/**
+ * The values of upsertStatement and lineSources, by name: one array per
+ * column of `invoices` (`invoices.<column>`), of the lines (`line.<field>`)
+ * and of the breakdown (`tax.<field>`), one element per row.
+ */
+type BatchValues = Record<string, unknown[]>;
+
+function upsertValues(latest: Latest[]): BatchValues {
   const rows = latest.map(row);
-  const arrays = COLUMNS.map((c) => sql`${rows.map((r) => r[c])}::${sql.raw(COLUMN_TYPES[c])}[]`);
+  const values: BatchValues = lineValues(latest);
+  for (const c of COLUMNS) values[`invoices.${c}`] = rows.map((r) => r[c]);
+  return values;
+}
+
+/**
+ * upsertInvoices' one statement: its text is the same whatever the batch (the values go in as arrays), so it is
+ * compiled once (compiledOnce) and filled with each batch's upsertValues.
+ */
+const upsertStatement = compiledOnce((v: BatchValues) => {
+  const arrays = COLUMNS.map((c) => sql`${v[`invoices.${c}`]}::${sql.raw(COLUMN_TYPES[c])}[]`);
   const names = sql.raw(COLUMNS.join(', '));
   // Lines of every invoice of the batch: those new to the table get theirs (every event carries the whole
   // invoice), even when its creation comes later (left to a runner while its finalize was written inline: the
   // creation then changes nothing, being older).
-  const source = lineSources(latest);
+  const source = lineSources(v);
   return sql<{ id: string; existed: boolean; emptied: boolean }>`
     with input as (select * from unnest(${sql.join(arrays)}) as t(${names})),
-    before as (select i.id, i.status, i.issue_date from invoices i where i.id = any(${rows.map((r) => r.id)}::uuid[])),
+    before as (select i.id, i.status, i.issue_date from invoices i where i.id = any(${v['invoices.id']}::uuid[])),
     moved as (
       insert into invoices (${names}) select ${names} from input
       on conflict (id) do update set ${UPDATES} where invoices.version < excluded.version
@@ -233,7 +249,7 @@ function upsertStatement(latest: Latest[]) {
     from moved m cross join (
       select json_agg(json_build_object('organization_id', z.organization_id, 'month', z.month, 'status', z.status, 'slot', z.slot)) as emptied
       from month_counted z where z.invoices = 0) e`;
-}
+});
 
 /**
  * A month's count that fell to zero (a draft moved to another month, or its last invoice changed status) is
@@ -242,27 +258,32 @@ function upsertStatement(latest: Latest[]) {
  * when the upsert says some fell to zero, an inline append's message after the upsert (statements() below),
  * where the upsert's answer cannot be read first. None when the setting is empty or unset.
  */
-const DELETE_EMPTIED_MONTHS = sql`
+const DELETE_EMPTIED_MONTHS = compiledOnce(
+  () => sql`
     delete from invoice_issue_month_counts c
     using json_to_recordset(nullif(current_setting('invoicing.emptied_months', true), '')::json) as z(organization_id uuid, month date, status text, slot smallint)
-    where c.organization_id = z.organization_id and c.month = z.month and c.status = z.status and c.slot = z.slot and c.invoices = 0`;
+    where c.organization_id = z.organization_id and c.month = z.month and c.status = z.status and c.slot = z.slot and c.invoices = 0`,
+);
 
-/**
- * The lines and tax breakdown of these invoices, each as a row source of
- * unnest arrays (one per column) that an insert selects from.
- */
-function lineSources(latest: Latest[]) {
+/** The lines and tax breakdown of these invoices as BatchValues (`line.<field>`, `tax.<field>`). */
+function lineValues(latest: Latest[]): BatchValues {
   const lines = latest.flatMap((l) => l.invoice.items.map((item) => ({ ...item, invoice_id: l.invoice.id, organization_id: l.organizationId })));
   const taxes = latest.flatMap((l) => l.invoice.tax_breakdown.map((t) => ({ ...t, invoice_id: l.invoice.id, organization_id: l.organizationId })));
-  const lc = <K extends keyof (typeof lines)[0]>(k: K) => lines.map((l) => l[k]);
-  const tc = <K extends keyof (typeof taxes)[0]>(k: K) => taxes.map((t) => t[k]);
+  const values: BatchValues = {};
+  for (const k of ['invoice_id', 'organization_id', 'position', 'description', 'quantity', 'unit_price', 'tax_rate', 'total'] as const) values[`line.${k}`] = lines.map((l) => l[k]);
+  for (const k of ['invoice_id', 'organization_id', 'rate', 'taxable_amount', 'tax_amount'] as const) values[`tax.${k}`] = taxes.map((t) => t[k]);
+  return values;
+}
+
+/** The lines and tax breakdown of lineValues, each as a row source of unnest arrays (one per column) that an insert selects from. */
+function lineSources(v: BatchValues) {
   return {
-    lines: sql`unnest(${lc('invoice_id')}::uuid[], ${lc('organization_id')}::uuid[], ${lc('position')}::int[],
-                      ${lc('description')}::text[], ${lc('quantity')}::numeric[], ${lc('unit_price')}::numeric[],
-                      ${lc('tax_rate')}::numeric[], ${lc('total')}::numeric[])
+    lines: sql`unnest(${v['line.invoice_id']}::uuid[], ${v['line.organization_id']}::uuid[], ${v['line.position']}::int[],
+                      ${v['line.description']}::text[], ${v['line.quantity']}::numeric[], ${v['line.unit_price']}::numeric[],
+                      ${v['line.tax_rate']}::numeric[], ${v['line.total']}::numeric[])
                as l(invoice_id, organization_id, position, description, quantity, unit_price, tax_rate, total)`,
-    taxes: sql`unnest(${tc('invoice_id')}::uuid[], ${tc('organization_id')}::uuid[], ${tc('rate')}::numeric[],
-                      ${tc('taxable_amount')}::numeric[], ${tc('tax_amount')}::numeric[])
+    taxes: sql`unnest(${v['tax.invoice_id']}::uuid[], ${v['tax.organization_id']}::uuid[], ${v['tax.rate']}::numeric[],
+                      ${v['tax.taxable_amount']}::numeric[], ${v['tax.tax_amount']}::numeric[])
                as t(invoice_id, organization_id, rate, taxable_amount, tax_amount)`,
   };
 }
@@ -279,14 +300,18 @@ async function rewriteLines(trx: Transaction<Database>, edited: Latest[]): Promi
   await sql`
     with taxes as (delete from invoice_tax_breakdown where invoice_id = any(${ids}::uuid[]))
     delete from invoice_lines where invoice_id = any(${ids}::uuid[])`.execute(trx);
-  const source = lineSources(edited);
-  await sql`
+  await trx.executeQuery(INSERT_LINES(lineValues(edited)));
+}
+
+const INSERT_LINES = compiledOnce((v: BatchValues) => {
+  const source = lineSources(v);
+  return sql`
     with lines as (
       insert into invoice_lines (invoice_id, organization_id, position, description, quantity, unit_price, tax_rate, total)
       select * from ${source.lines})
     insert into invoice_tax_breakdown (invoice_id, organization_id, rate, taxable_amount, tax_amount)
-    select * from ${source.taxes}`.execute(trx);
-}
+    select * from ${source.taxes}`;
+});
 
 export const invoicesProjector: Projector = {
   name: 'invoices',
@@ -304,8 +329,8 @@ export const invoicesProjector: Projector = {
     // are by the version guard and move nothing.
     if (events.length === 0 || events.some((e) => e.type === 'InvoiceUpdated')) return null;
     const latest = newestPerInvoice(events);
-    const statements = [{ text: lockText(latest.map((l) => l.invoice.id), literal) }, preparedStatement(upsertStatement(latest), literal)];
-    if (latest.some((l) => !l.created)) statements.push(preparedStatement(DELETE_EMPTIED_MONTHS, literal));
+    const statements = [{ text: lockText(latest.map((l) => l.invoice.id), literal) }, preparedStatement(upsertStatement(upsertValues(latest)), literal)];
+    if (latest.some((l) => !l.created)) statements.push(preparedStatement(DELETE_EMPTIED_MONTHS({}), literal));
     return statements;
   },
   async apply(events: RecordedEvent[], trx: Transaction<Database>, options: ApplyOptions = {}): Promise<void> {
