@@ -45,9 +45,9 @@ export interface Projector {
    * the projector can write without reading anything first (the invoices
    * projector: every batch but an edit's); null otherwise, and opening() and
    * apply() run as usual. Reads only the
-   * events' ids, types, data and metadata (they are not appended yet).
+   * events' ids, streams, types, data and metadata (they are not appended yet).
    */
-  statements?(events: readonly Pick<RecordedEvent, 'id' | 'type' | 'data' | 'metadata'>[], literal: (value: string) => string): InlineStatement[] | null;
+  statements?(events: readonly Pick<RecordedEvent, 'id' | 'stream' | 'type' | 'data' | 'metadata'>[], literal: (value: string) => string): InlineStatement[] | null;
   /**
    * Inline: on the PostgreSQL event store, also applied inside the append's
    * transaction (inline.ts), so writes answer from its rows without waiting.
