@@ -10,6 +10,7 @@ import pg from 'pg';
 import { canonicalBodyFromText, sha256Hex } from './chain.ts';
 import { canonicalJson } from './jcs.ts';
 import { LogTail } from './log-tail.ts';
+import { AppendGroups } from './append-groups.ts';
 import { listenerCensus } from './listener-census.ts';
 import { CoalescedNotify, Notifier } from './notifier.ts';
 import { decodePosition, encodePosition } from './position.ts';
@@ -532,20 +533,22 @@ export interface PostgresStoreOptions {
   /** Read models written in the append's transaction (src/projections/inline.ts). */
   inline?: InlineProjections;
   /**
-   * Whether an append whose events the inline projections read writes them
-   * (asked as it starts; default: always). `creation`: every stream it
-   * appends to is new (expected `no_stream`). INLINE_PROJECTIONS=auto
-   * answers yes for a write with no other in progress in the process, and
-   * under load for any write but a creation: alone, a write gains most from
-   * its rows committing with it (no runner transaction, no wait before the
-   * answer); under load the runners write many new rows in one statement,
-   * which costs less than each creation writing its own, while a change of
-   * an existing row (a finalize) gains more from not waiting for them
-   * (docs/performance.md "Inline when alone", "Inline writes in one round
-   * trip").
+   * How an append whose events the inline projections read writes them
+   * (asked as it starts; default: always 'inline'). `creation`: every
+   * stream it appends to is new (expected `no_stream`). 'inline': its rows
+   * in its own transaction; 'grouped' (a creation only): in the transaction
+   * of a group of creations (AppendGroups, append-groups.ts); 'async': left
+   * to the runners. INLINE_PROJECTIONS=auto groups creations while other
+   * requests are in progress and writes everything else inline: a group
+   * writes many new rows in one statement and commits once, and a change of
+   * an existing row gains most from not waiting for a runner
+   * (docs/architecture.md "Inline projections").
    */
-  inlineWhen?: (creation: boolean) => boolean;
+  inlineWhen?: (creation: boolean) => InlineChoice;
 }
+
+/** PostgresStoreOptions.inlineWhen's answer. */
+export type InlineChoice = 'inline' | 'grouped' | 'async';
 
 /** The `$checkpoint` marker of a filtered read (types.ts, SubscribeOptions.types). */
 export const CHECKPOINT_MARKER = '$checkpoint';
@@ -594,24 +597,32 @@ export async function createPostgresEventStore(pool: pg.Pool, url?: string, stor
   // One reader of the log's tail for all of this process's subscriptions.
   const tail = new LogTail({ read: (cp, n) => readAllFrom(pool, cp, n), notifier });
 
-  /** The inline projections this append runs (undefined: none). */
-  const inlineFor = (creation: boolean) => (storeOptions.inlineWhen?.(creation) ?? true ? storeOptions.inline : undefined);
+  const { inline } = storeOptions;
+  /** How this append writes its inline rows (PostgresStoreOptions.inlineWhen). */
+  const choiceFor = (creation: boolean): InlineChoice => (inline === undefined ? 'async' : (storeOptions.inlineWhen?.(creation) ?? 'inline'));
+  const groups = inline && new AppendGroups({
+    together: (appends) => appendAtomically(pool, appends, inline),
+    alone: (a) => appendWithInline(pool, a.stream, a.events, a.expected, inline),
+  });
 
   return {
     kind: 'postgres',
     async appendToStream(stream, events, expected) {
-      const inline = inlineFor(expected === 'no_stream');
+      const creation = expected === 'no_stream';
+      const choice = choiceFor(creation);
       const result =
-        inline && events.some((e) => inline.handles(e.type))
-          ? await appendWithInline(pool, stream, events, expected, inline)
-          : await appendInTransaction(pool, stream, events, expected);
+        !inline || choice === 'async' || !events.some((e) => inline.handles(e.type))
+          ? await appendInTransaction(pool, stream, events, expected)
+          : groups && choice === 'grouped' && creation
+            ? await groups.append({ stream, events, expected })
+            : await appendWithInline(pool, stream, events, expected, inline);
       tail.appended(result.position); // this process's consumers: at once
       appended.signal(result.position); // the other processes' (while any listens): by NOTIFY
       return result;
     },
 
     async appendToStreams(appends) {
-      const results = await appendMany(pool, appends, inlineFor(appends.every((a) => a.expected === 'no_stream')));
+      const results = await appendMany(pool, appends, choiceFor(appends.every((a) => a.expected === 'no_stream')) === 'async' ? undefined : inline);
       const last = results.map((r) => r.position).reduce((a, b) => (comparePositions(a, b) >= 0 ? a : b));
       tail.appended(last);
       appended.signal(last);
