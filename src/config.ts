@@ -36,8 +36,8 @@ export interface Config {
   /**
    * INLINE_PROJECTIONS: on PostgreSQL, whether the read models that writes answer from are written in
    * the append's transaction: `true` always, `false` never (every projector async, as with
-   * EventStoreDB), `auto` (the default) for the write of the only request the process is serving (a
-   * lone write is answered without waiting for a runner; under load the runners batch).
+   * EventStoreDB), `auto` (the default) for every write, creations made while other requests are in
+   * progress in groups (one transaction per group; src/eventstore/append-groups.ts).
    * docs/architecture.md "Inline projections".
    */
   inlineProjections: InlineMode;

@@ -15,7 +15,7 @@
  * - The same route template and status label the request counter and latency
  *   histogram (src/shared/metrics.ts).
  * - `requests.inProgress` counts the requests being served (INLINE_PROJECTIONS=auto
- *   projects a write in its own transaction only when its request is the one).
+ *   groups the creations made while others are in progress: src/eventstore/append-groups.ts).
  */
 import type { Request, RequestHandler, Response } from 'express';
 import { v7 as uuidv7 } from 'uuid';

@@ -10,8 +10,8 @@
  *
  * When the write's append wrote its rows inline (the PostgreSQL event store;
  * src/projections/inline.ts) they committed with it: no wait, the read finds
- * them. Otherwise (creations under load with INLINE_PROJECTIONS=auto, with
- * false, with EventStoreDB) the projectors run async and the wait stays.
+ * them. Otherwise (INLINE_PROJECTIONS=false, EventStoreDB) the projectors
+ * run async and the wait stays.
  * Once the rows are in, a resource whose decided state is exactly what a
  * read shows (`decidedIsRead`) answers that state without the read.
  *

@@ -35,7 +35,7 @@ import type { Projector } from './projector.ts';
  */
 export class InlineApplied {
   private readonly ids = new Set<string>();
-  /** Positions of those events: a write asks whether its own went inline (INLINE_PROJECTIONS=auto writes some inline, not all). */
+  /** Positions of those events: a write asks whether its own went inline (not every append does: INLINE_PROJECTIONS=false, event types no inline projector reads). */
   private readonly positions = new Set<string>();
   constructor(private readonly capacity = 50_000) {}
 
@@ -95,8 +95,8 @@ export interface InlineSetup {
   /**
    * Whether the write that produced `position` is readable from these
    * projectors' rows already: every one of them is applied inline and this
-   * process applied that append inline (with INLINE_PROJECTIONS=auto a write
-   * under load is left to the runners; the answer then waits for them).
+   * process applied that append inline (with INLINE_PROJECTIONS=false, or
+   * EventStoreDB, no write is; the answer then waits for the runners).
    */
   answered(position: string, names: readonly string[]): boolean;
 }

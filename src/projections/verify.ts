@@ -62,7 +62,7 @@ function differingColumns(live: Record<string, unknown> | null, rebuilt: Record<
  * types visible in the copy's snapshot past the checkpoint and marked
  * applied_inline, which the rebuilt side applies too, so both sides stand at
  * the same point. An event appended without inline projections (a process
- * with INLINE_PROJECTIONS=false or under load with auto, the admin CLI) is in the live rows only once
+ * with INLINE_PROJECTIONS=false, the admin CLI) is in the live rows only once
  * the runner has passed it, so past the checkpoint it is left out of both.
  */
 async function visibleAfter(trx: Transaction<Database>, after: string | null, types: readonly string[]): Promise<RecordedEvent[]> {
