@@ -10,6 +10,7 @@ import pg from 'pg';
 import { canonicalBodyFromText, sha256Hex } from './chain.ts';
 import { canonicalJson } from './jcs.ts';
 import { LogTail } from './log-tail.ts';
+import { sqlLiteral } from './sql-literal.ts';
 import { AppendGroups } from './append-groups.ts';
 import { listenerCensus } from './listener-census.ts';
 import { CoalescedNotify, Notifier } from './notifier.ts';
@@ -271,7 +272,7 @@ async function appendAtomically(pool: pg.Pool, appends: StreamAppend[], inline: 
   // encode) and the inline projections' opening statements (their locks, which ride in the same message, after
   // the appends, as they would come in their own statement; a projector bug there refuses the append like one in apply).
   const args = appends.map((a) => appendArguments(a.stream, a.events));
-  const literal = (v: string) => pg.escapeLiteral(v);
+  const literal = sqlLiteral;
   // The projections' whole writes when they can say them in advance (`whole`: the message ends with COMMIT),
   // else their openings (the rest, apply(), follows the message).
   let whole: InlineMessage | null = null;

@@ -21,6 +21,7 @@
  * update, COMMIT, on a pooled connection). On this 2-core machine every round
  * trip is a wake-up of two processes, which is most of a write's cost.
  */
+import { sqlLiteral } from '../eventstore/sql-literal.ts';
 import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
 import { isConnectionError } from '../db/connection.ts';
@@ -283,7 +284,7 @@ export class ProjectionRunner {
       const position = target ?? this.checkpoint;
       if (position === null || comparePositions(position, this.persisted) <= 0) return;
       const conn = this.conn!;
-      const literal = (v: string | null) => (v === null ? 'null' : conn.escapeLiteral(v));
+      const literal = (v: string | null) => (v === null ? 'null' : sqlLiteral(v));
       // One message (simple protocol, so no parameters: the values are escaped literals).
       // The compare-and-set takes the row lock a rebuild holds while it swaps the tables;
       // the commit does not wait for the WAL flush: a batch lost in a crash takes its
@@ -292,7 +293,7 @@ export class ProjectionRunner {
         // Inside the try: should the update fail after BEGIN (a cancelled lock wait), the
         // rollback below must still end the transaction (a ROLLBACK without one only warns).
         // The projector's opening statement (the invoices' locks) rides along, after the checkpoint's.
-        const opening = events.length > 0 ? (this.projector.opening?.(events, (v) => conn.escapeLiteral(v)) ?? null) : null;
+        const opening = events.length > 0 ? (this.projector.opening?.(events, sqlLiteral) ?? null) : null;
         const opened = (await conn.query(`begin; set local synchronous_commit to off;
           update projection_checkpoints set position = ${literal(position)}, updated_at = clock_timestamp(), failed_event_id = null, error = null
            where name = ${literal(name)} and position is not distinct from ${literal(this.persisted)}
