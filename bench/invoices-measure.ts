@@ -18,10 +18,13 @@ export interface Side {
   pid: number;
   /** LIKE pattern of the application_name of its PostgreSQL connections. */
   applicationName: string;
+  /** Its database, when another server's connections share the application name (bench ab). */
+  database?: string;
   task(i: number): Promise<unknown>;
 }
 
 export interface Measured {
+  requests: number;
   perSecond: number;
   latency: LatencySummary;
   /** CPU ms per request: the server process, and its PostgreSQL backends. */
@@ -30,7 +33,10 @@ export interface Measured {
 }
 
 async function cpuOf(pool: pg.Pool, side: Side): Promise<{ node: number; pg: Map<number, number> }> {
-  const { rows } = await pool.query('select pid from pg_stat_activity where application_name like $1', [side.applicationName]);
+  const { rows } = await pool.query('select pid from pg_stat_activity where application_name like $1 and ($2::text is null or datname = $2)', [
+    side.applicationName,
+    side.database ?? null,
+  ]);
   return { node: processCpuMs(side.pid), pg: new Map(rows.map((r) => [r.pid as number, processCpuMs(r.pid)])) };
 }
 
@@ -52,6 +58,7 @@ export async function alternating(pool: pg.Pool, count: number, ours: Side, base
     a.done += size;
   }
   const figures = (a: ReturnType<typeof zero>): Measured => ({
+    requests: a.done,
     perSecond: perSecond(a.done, a.ms),
     latency: summarize(a.lat),
     cpuNode: a.node / a.done,

@@ -2,8 +2,9 @@
  * `npm run bench -- <name> [<name>...]`: runs the named benchmarks (all when
  * none is named). Each prints its figures beside a baseline measured in the
  * same run on the same PostgreSQL, and the ratio. `statements` is a
- * diagnostic (where a write's database work goes) and `scaling` compares
- * process layouts (docs/scaling.md): run only when named.
+ * diagnostic (where a write's database work goes), `scaling` compares
+ * process layouts (docs/scaling.md) and `ab` this checkout's server with
+ * another's (AB_OTHER): run only when named.
  */
 const benches: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   eventstore: () => import('./eventstore.ts'),
@@ -20,6 +21,7 @@ const benches: Record<string, () => Promise<{ run(): Promise<void> }>> = {
 const diagnostics: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   statements: () => import('./statements.ts'),
   scaling: () => import('./scaling.ts'),
+  ab: () => import('./ab.ts'),
 };
 
 const names = process.argv.slice(2).filter((a) => !a.startsWith('-'));
