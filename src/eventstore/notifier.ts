@@ -11,6 +11,8 @@ export class Notifier {
   private listeners = new Set<(payload: string) => void>();
   private closed = false;
   private connecting: Promise<void> | null = null;
+  /** The connection being opened (its LISTEN not yet answered). */
+  private opening: pg.Client | null = null;
 
   constructor(
     private readonly url: string,
@@ -28,9 +30,14 @@ export class Notifier {
     return this.ensure();
   }
 
-  /** The backend pid of the LISTEN connection (null while not connected): the census leaves it out. */
+  /**
+   * The backend pid of the LISTEN connection, from the moment it is connected (null before): the census
+   * leaves it out. Known while its LISTEN is still on the way too: the backend is already in
+   * pg_stat_activity under the listener's name, and is ours, not another process's.
+   */
   get pid(): number | null {
-    return (this.client as unknown as { processID: number | null } | null)?.processID ?? null;
+    const client = this.client ?? this.opening;
+    return (client as unknown as { processID: number | null } | null)?.processID ?? null;
   }
 
   private ensure(): Promise<void> {
@@ -41,6 +48,7 @@ export class Notifier {
 
   private async connect(): Promise<void> {
     const client = new pg.Client({ connectionString: this.url, application_name: `${LISTENER_PREFIX}${this.channel}` });
+    this.opening = client;
     client.on('error', () => this.drop(client));
     client.on('end', () => this.drop(client));
     client.on('notification', (msg) => {
@@ -62,6 +70,8 @@ export class Notifier {
     } catch {
       await client.end().catch(() => {});
       if (!this.closed) setTimeout(() => void this.ensure(), 1000).unref();
+    } finally {
+      if (this.opening === client) this.opening = null;
     }
   }
 
