@@ -120,7 +120,7 @@ export async function run(): Promise<void> {
     // (the API's create path without HTTP: seeding is not what is measured).
     const today = businessToday(new Date());
     const store = await createPostgresEventStore(database.pool, database.url);
-    const facts = readModelFacts(database.db);
+    const facts = readModelFacts(database.pool);
     const snapshots = await Promise.all(tenants.map((t, o) => facts.customer(t.organizationId, customers[o])));
     await runConcurrently(OCCURRENCES, CONCURRENCY, (i) => {
       const o = i % ORGANIZATIONS;

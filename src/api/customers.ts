@@ -29,7 +29,7 @@ const writtenCustomer: WrittenResource<CustomerResult> = {
   position: (result) => result.position,
   version: (result) => result.state.customer!.version,
   async read(ctx, result) {
-    const stored = await getCustomer(ctx.rt.database.db, organizationOf(ctx), result.state.customer!.id);
+    const stored = await getCustomer(ctx.rt.database.pool, organizationOf(ctx), result.state.customer!.id);
     return stored && { data: stored, version: stored.version };
   },
   decided: (_ctx, result) => ({ data: result.state.customer!, version: result.state.customer!.version }),
@@ -63,7 +63,7 @@ export const customerRoutes: RouteSpec[] = [
     audience: 'organization',
     response: customerSchema,
     async handler(ctx, { params }) {
-      const customer = await getCustomer(ctx.rt.database.db, organizationOf(ctx), params.id);
+      const customer = await getCustomer(ctx.rt.database.pool, organizationOf(ctx), params.id);
       if (!customer) throw notFound('Customer');
       return { data: customer, version: customer.version };
     },

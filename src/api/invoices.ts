@@ -22,7 +22,7 @@ import * as schemas from './schemas/invoices.ts';
 const organizationOf = (ctx: RequestContext) => ctx.organizationId!; // organization routes always have one
 
 function write(ctx: RequestContext): InvoiceWrite {
-  return { ...commandInput(ctx), organizationId: organizationOf(ctx), facts: readModelFacts(ctx.rt.database.db) };
+  return { ...commandInput(ctx), organizationId: organizationOf(ctx), facts: readModelFacts(ctx.rt.database.pool) };
 }
 
 /**
@@ -44,7 +44,7 @@ export const writtenInvoice: WrittenResource<InvoiceResult> = {
     // An issued invoice shows the buyer frozen at finalize, as its row does; a draft the customer as it is now
     // (as the command read it, when it read one a moment ago).
     const customer =
-      result.state.buyer ?? (result.customer !== undefined ? result.customer : await readModelFacts(ctx.rt.database.db).customer(organizationOf(ctx), result.invoice.customer_id));
+      result.state.buyer ?? (result.customer !== undefined ? result.customer : await readModelFacts(ctx.rt.database.pool).customer(organizationOf(ctx), result.invoice.customer_id));
     return { data: viewOfSnapshot(result.invoice, customer), version: result.invoice.version };
   },
   // The row is the snapshot the event carries (src/projections/invoices.ts), read back by the same mapping
@@ -58,7 +58,7 @@ const answer = (ctx: RequestContext, result: InvoiceResult, status = 200) => ans
 async function invoiceBodyErrors(ctx: BodyCheckContext, body: unknown, kind: 'create' | 'update') {
   const data = asRecord(body);
   const id = data.customer_id;
-  const customer = typeof id === 'string' && isUuid(id) ? await readModelFacts(ctx.rt.database.db).customer(ctx.organizationId!, id.toLowerCase()) : null;
+  const customer = typeof id === 'string' && isUuid(id) ? await readModelFacts(ctx.rt.database.pool).customer(ctx.organizationId!, id.toLowerCase()) : null;
   const named = { ...data, customer_id: typeof id === 'string' ? id.toLowerCase() : id };
   if (kind === 'create') return fieldErrorsOf(() => readNewInvoice({ ...named, customer } as never));
   return fieldErrorsOf(() => readInvoicePatch(named as never, customer));

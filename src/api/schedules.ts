@@ -91,7 +91,7 @@ const today = () => businessToday(new Date());
 async function newScheduleErrors(ctx: BodyCheckContext, body: unknown) {
   const input = asRecord(body);
   const id = input.customer_id;
-  const customer = typeof id === 'string' && isUuid(id) ? await readModelFacts(ctx.rt.database.db).customer(ctx.organizationId!, id.toLowerCase()) : null;
+  const customer = typeof id === 'string' && isUuid(id) ? await readModelFacts(ctx.rt.database.pool).customer(ctx.organizationId!, id.toLowerCase()) : null;
   return fieldErrorsOf(() => validateNewSchedule({ ...input, customer_id: typeof id === 'string' ? id.toLowerCase() : id } as never, customer));
 }
 
@@ -148,7 +148,7 @@ export const scheduleRoutes: RouteSpec[] = [
     errors: ['QUOTA_EXCEEDED'],
     async handler(ctx, { body }) {
       const { quota, used } = await quotaOf(ctx);
-      const customer = await readModelFacts(ctx.rt.database.db).customer(organizationOf(ctx), body.customer_id);
+      const customer = await readModelFacts(ctx.rt.database.pool).customer(organizationOf(ctx), body.customer_id);
       const input = { ...body, customer_id: typeof body.customer_id === 'string' ? body.customer_id.toLowerCase() : body.customer_id };
       const result = await createSchedule(write(ctx), { scheduleId: ctx.newId('schedule'), input, customer, quota, used });
       return answer(ctx, result, 201);
@@ -201,7 +201,7 @@ export const scheduleRoutes: RouteSpec[] = [
     errors: ['INVALID_STATE', 'CUSTOMER_INACTIVE'],
     async handler(ctx, { params, body }) {
       const w = write(ctx);
-      const deps = { store: ctx.rt.store, facts: readModelFacts(ctx.rt.database.db), organizationId: organizationOf(ctx), metadata: w.metadata };
+      const deps = { store: ctx.rt.store, facts: readModelFacts(ctx.rt.database.pool), organizationId: organizationOf(ctx), metadata: w.metadata };
       const generated = await generateOccurrence(deps, params.id, { issueDate: body?.issue_date ?? today(), commandId: w.commandId });
       return answerInvoice(ctx, generated!.invoice, generated!.schedule.position);
     },

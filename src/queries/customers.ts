@@ -8,6 +8,7 @@
  * organization.
  */
 import type { Kysely } from 'kysely';
+import type pg from 'pg';
 import type { Customer, CustomerStatus, CustomerType } from '../commands/customer/events.ts';
 import type { InvoiceCustomer } from '../commands/invoice/commands.ts';
 import { containsPattern } from '../shared/search.ts';
@@ -50,16 +51,22 @@ export function toCustomer(row: Record<string, any>): Customer {
 /**
  * By primary key alone, the organization checked on the row: with both in the
  * WHERE clause the planner may pick an (organization_id, ...) index and walk
- * every customer of the organization (it did, with fresh statistics).
+ * every customer of the organization (it did, with fresh statistics). A
+ * named statement, planned once per connection: every invoice created or
+ * finalized reads its customer (docs/performance.md "Named reads of the
+ * facts").
  */
-export async function getCustomer(db: Kysely<Database>, organizationId: string, customerId: string): Promise<Customer | null> {
-  const row = await db.selectFrom('customers').select([...PUBLIC_COLUMNS, 'organization_id']).where('id', '=', customerId).executeTakeFirst();
+const GET_SQL = `select ${[...PUBLIC_COLUMNS, 'organization_id'].join(', ')} from customers where id = $1`;
+
+export async function getCustomer(pool: pg.Pool, organizationId: string, customerId: string): Promise<Customer | null> {
+  const { rows } = await pool.query({ name: 'customers.get', text: GET_SQL, values: [customerId] });
+  const row = rows[0];
   return row && row.organization_id === organizationId ? toCustomer(row) : null;
 }
 
 /** The customer facts an invoice records (id, name, type, ice, email, phone, address, status). */
-export async function customerSnapshot(db: Kysely<Database>, organizationId: string, customerId: string): Promise<InvoiceCustomer | null> {
-  const customer = await getCustomer(db, organizationId, customerId);
+export async function customerSnapshot(pool: pg.Pool, organizationId: string, customerId: string): Promise<InvoiceCustomer | null> {
+  const customer = await getCustomer(pool, organizationId, customerId);
   if (!customer) return null;
   const { id, name, type, ice, email, phone, address, status } = customer;
   return { id, name, type, ice, email, phone, address, status };

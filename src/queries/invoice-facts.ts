@@ -7,27 +7,23 @@
  * only once projected (read your writes), and the finalize rules only need
  * the state a client could have seen.
  */
-import type { Kysely } from 'kysely';
+import type pg from 'pg';
 import { isUuid } from '../shared/ids.ts';
 import type { InvoiceFacts } from '../commands/invoice/facts.ts';
 import { customerSnapshot } from './customers.ts';
-import type { Database } from '../db/schema.ts';
 
 export type { InvoiceFacts };
 
-export function readModelFacts(db: Kysely<Database>): InvoiceFacts {
+/** Named statements (planned once per connection): every create reads a customer, every finalize its seller too. */
+export function readModelFacts(pool: pg.Pool): InvoiceFacts {
   return {
     async customer(organizationId, customerId) {
       if (!isUuid(customerId)) return null;
-      return customerSnapshot(db, organizationId, customerId.toLowerCase());
+      return customerSnapshot(pool, organizationId, customerId.toLowerCase());
     },
     async organization(organizationId) {
-      const row = await db
-        .selectFrom('organizations')
-        .select(['legal_name', 'ice'])
-        .where('id', '=', organizationId)
-        .executeTakeFirst();
-      return { legal_name: row?.legal_name ?? null, ice: row?.ice ?? null };
+      const { rows } = await pool.query({ name: 'organizations.facts', text: 'select legal_name, ice from organizations where id = $1', values: [organizationId] });
+      return { legal_name: rows[0]?.legal_name ?? null, ice: rows[0]?.ice ?? null };
     },
   };
 }

@@ -16,6 +16,7 @@
  * Role 'projector': it runs where the projectors run.
  */
 import type { Kysely } from 'kysely';
+import type pg from 'pg';
 import { completePendingFinalization } from '../commands/invoice/handler-finalize.ts';
 import type { EventStore } from '../eventstore/types.ts';
 import { readModelFacts } from '../queries/invoice-facts.ts';
@@ -30,14 +31,15 @@ const STARTUP_CATCH_UP_MS = 60_000;
 
 export interface RecoveryDeps {
   db: Kysely<Database>;
+  pool: pg.Pool;
   store: EventStore;
   logger: Logger;
 }
 
 /** One pass over the locked drafts older than the grace period; returns how many it completed. */
 export async function recoverFinalizations(deps: RecoveryDeps, graceMs = FINALIZATION_GRACE_MS): Promise<number> {
-  const { db, store, logger } = deps;
-  const facts = readModelFacts(db);
+  const { db, pool, store, logger } = deps;
+  const facts = readModelFacts(pool);
   const cutoff = new Date(Date.now() - graceMs);
   const rows = await db
     .selectFrom('invoices')
@@ -67,7 +69,7 @@ export const finalizationRecoveryWorker: Worker = {
   name: 'finalization-recovery',
   role: 'projector',
   async start(rt) {
-    const deps: RecoveryDeps = { db: rt.database.db, store: rt.store, logger: rt.logger };
+    const deps: RecoveryDeps = { db: rt.database.db, pool: rt.database.pool, store: rt.store, logger: rt.logger };
     let stopped = false;
     let running: Promise<unknown> = Promise.resolve();
     let busy = false;

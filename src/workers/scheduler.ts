@@ -97,7 +97,7 @@ async function runOne(deps: SchedulerDeps, due: DueSchedule, today: string, fact
 /** Every due occurrence of one schedule, oldest first, up to the per-schedule bound. */
 async function catchUp(deps: SchedulerDeps, due: DueSchedule, today: string, budget: { left: number }, report: TickReport): Promise<void> {
   // Read once per schedule's catch-up: its customer and its organization do not change between its runs here.
-  const facts = memoizedFacts(readModelFacts(deps.db));
+  const facts = memoizedFacts(readModelFacts(deps.pool));
   for (let n = 0; n < MAX_PER_SCHEDULE && budget.left > 0; n++) {
     budget.left--;
     let step: Step;

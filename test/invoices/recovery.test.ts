@@ -32,7 +32,7 @@ describe('finalization recovery', function () {
     store: rt().store,
     organizationId: api.tenant.organizationId,
     metadata: meta(api.tenant.organizationId),
-    facts: readModelFacts(rt().database.db),
+    facts: readModelFacts(rt().database.pool),
   });
 
   /** Step (1) only: the request "died" right after locking the draft. */
@@ -55,8 +55,8 @@ describe('finalization recovery', function () {
     expect(pending.rows[0].n).to.equal(1);
 
     // Inside the grace period nothing happens (a live request would be finishing it).
-    expect(await recoverFinalizations({ db: rt().database.db, store: rt().store, logger: silentLogger })).to.equal(0);
-    expect(await recoverFinalizations({ db: rt().database.db, store: rt().store, logger: silentLogger }, 0)).to.equal(1);
+    expect(await recoverFinalizations({ db: rt().database.db, pool: rt().database.pool, store: rt().store, logger: silentLogger })).to.equal(0);
+    expect(await recoverFinalizations({ db: rt().database.db, pool: rt().database.pool, store: rt().store, logger: silentLogger }, 0)).to.equal(1);
     const events = (await api.events(draft.id)).body.data;
     expect(events.map((e: any) => [e.type, e.actor])).to.deep.equal([
       ['invoice.created', api.tenant.key.id], ['invoice.finalization_started', 'test'], ['invoice.finalized', 'system'],
@@ -66,7 +66,7 @@ describe('finalization recovery', function () {
     await rt().progress.waitFor(stored[2].position);
     const after = (await api.get(draft.id)).body.data;
     expect(after).to.include({ status: 'finalized', invoice_number: 'INV-2026-000001', version: 2, finalized_at: events[1].data.invoice.updated_at });
-    expect(await recoverFinalizations({ db: rt().database.db, store: rt().store, logger: silentLogger }, 0)).to.equal(0);
+    expect(await recoverFinalizations({ db: rt().database.db, pool: rt().database.pool, store: rt().store, logger: silentLogger }, 0)).to.equal(0);
   });
 
   it('a number taken but not yet on its invoice stays that invoice\'s: no gap, no second number', async () => {
@@ -78,11 +78,11 @@ describe('finalization recovery', function () {
     const b = await api.finalized(customer.id);
     expect(b.invoice_number).to.equal('INV-2026-000002');
     // Recovery, the same call twice at once, and a third process: all settle on 000001.
-    const facts = readModelFacts(rt().database.db);
+    const facts = readModelFacts(rt().database.pool);
     const results = await Promise.all([
       completePendingFinalization(rt().store, facts, api.tenant.organizationId, a.id),
       completePendingFinalization(rt().store, facts, api.tenant.organizationId, a.id),
-      recoverFinalizations({ db: rt().database.db, store: rt().store, logger: silentLogger }, 0),
+      recoverFinalizations({ db: rt().database.db, pool: rt().database.pool, store: rt().store, logger: silentLogger }, 0),
     ]);
     expect(results.filter((r) => typeof r === 'string')).to.satisfy((ns: string[]) => ns.every((n) => n === 'INV-2026-000001'));
     const events = (await api.events(a.id)).body.data;
