@@ -633,11 +633,14 @@ export async function createPostgresEventStore(pool: pg.Pool, url?: string, stor
     async readStream(stream: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
       const backwards = options.direction === 'backwards';
       const from = options.fromRevision ?? (backwards ? Number.MAX_SAFE_INTEGER : 0);
-      const { rows } = await pool.query(
-        `select ${EVENT_COLUMNS} from es_events where stream_id = $1 and revision ${backwards ? '<=' : '>='} $2
-         order by revision ${backwards ? 'desc' : 'asc'} limit $3`,
-        [stream, from, options.maxCount ?? null],
-      );
+      // Named (planned once per connection): every command on an existing stream reads it first. The one plan
+      // suits every stream: the unique (stream_id, revision) index, one stream's events.
+      const { rows } = await pool.query({
+        name: backwards ? 'es_read_stream_backwards' : 'es_read_stream',
+        text: `select ${EVENT_COLUMNS} from es_events where stream_id = $1 and revision ${backwards ? '<=' : '>='} $2
+               order by revision ${backwards ? 'desc' : 'asc'} limit $3`,
+        values: [stream, from, options.maxCount ?? null],
+      });
       return rows.map(toRecorded);
     },
 
