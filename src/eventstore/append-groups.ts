@@ -6,7 +6,8 @@
  * per projector. Under load that is what the runners did after the fact
  * (many new rows in one statement), without the runner's own transaction
  * and the wait for it before each answer; alone, an append goes at once,
- * as a group of one.
+ * as a group of one. A group that takes longer than `stallMs` (waiting on a
+ * lock) lets the next one start, so it does not stall every creation.
  *
  * A group is all or nothing: when it fails as a whole (one of its streams
  * exists already, an event id is stored, a projector refused one of its
@@ -38,17 +39,31 @@ export interface AppendGroupsOptions {
   maxInFlight?: number;
   /** Appends in one group at most (default 64). */
   maxGroup?: number;
+  /**
+   * A group still being written after this long no longer holds the next one back (default 100 ms): a group
+   * waiting on a lock (a rebuild's, a runner's batch on the same invoice keys) must not stall every creation
+   * of the process behind it. Up to `maxStalled` groups (default 8) are then written at once.
+   */
+  stallMs?: number;
+  maxStalled?: number;
 }
 
 export class AppendGroups {
   private readonly waiting: Waiting[] = [];
   private inFlight = 0;
+  /** When the newest group being written started (ms). */
+  private newestStart = 0;
+  private stallTimer: NodeJS.Timeout | null = null;
   private readonly maxInFlight: number;
   private readonly maxGroup: number;
+  private readonly stallMs: number;
+  private readonly maxStalled: number;
 
   constructor(private readonly o: AppendGroupsOptions) {
     this.maxInFlight = o.maxInFlight ?? 1;
     this.maxGroup = o.maxGroup ?? 64;
+    this.stallMs = o.stallMs ?? 100;
+    this.maxStalled = Math.max(this.maxInFlight, o.maxStalled ?? 8);
   }
 
   append(append: StreamAppend): Promise<AppendResult> {
@@ -59,14 +74,29 @@ export class AppendGroups {
   }
 
   private next(): void {
-    while (this.inFlight < this.maxInFlight && this.waiting.length > 0) {
+    while (this.waiting.length > 0 && this.mayStart()) {
       const group = this.takeGroup();
       this.inFlight++;
+      this.newestStart = Date.now();
       void this.write(group).finally(() => {
         this.inFlight--;
         this.next();
       });
     }
+    // Appends wait behind groups being written: look again once the newest has been written for stallMs.
+    if (this.waiting.length > 0 && this.inFlight < this.maxStalled && this.stallTimer === null) {
+      this.stallTimer = setTimeout(() => {
+        this.stallTimer = null;
+        this.next();
+      }, Math.max(1, this.stallMs - (Date.now() - this.newestStart)));
+      this.stallTimer.unref();
+    }
+  }
+
+  /** Another group may start: fewer than maxInFlight are being written, or all of them for stallMs already. */
+  private mayStart(): boolean {
+    if (this.inFlight < this.maxInFlight) return true;
+    return this.inFlight < this.maxStalled && Date.now() - this.newestStart >= this.stallMs;
   }
 
   /** The oldest waiting appends, up to maxGroup, one per stream (a second append to a stream waits for the next group). */

@@ -102,21 +102,23 @@ function argumentsAsSql(args: AppendArguments, literal: (value: string) => strin
  * no read model.
  */
 export interface InlineProjections {
-  /** Whether an inline projection reads this event type (an append with none stays one autocommit statement). */
+  /** Whether an inline projection reads this event type (an append with none stays one autocommit statement). The `grouped` flag of the methods below: see statements(). */
   handles(type: string): boolean;
   /**
    * What the projections must run first in the append's transaction (their locks), as SQL text with
    * literals, or null: sent in the append's own message, one round trip fewer.
    */
-  opening(events: readonly (NewEvent & { stream: string })[], literal: (value: string) => string): string | null;
+  opening(events: readonly (NewEvent & { stream: string })[], literal: (value: string) => string, grouped?: boolean): string | null;
   /** Writes the rows of these just-appended events on `client`, inside its open transaction; throws to refuse the append. `opened`: opening() ran. */
-  apply(events: RecordedEvent[], client: pg.PoolClient, opened: boolean): Promise<void>;
+  apply(events: RecordedEvent[], client: pg.PoolClient, opened: boolean, grouped?: boolean): Promise<void>;
   /**
    * All the projections write for these events, their openings included, as statements sent in the append's
-   * own message before its COMMIT (the write is one round trip), when every projection they concern can say
-   * them without reading first; else null, and opening() and apply() run.
+   * own message, after its es_append (the write is one round trip, one implicit transaction), when every
+   * projection they concern can say them without reading first; else null, and opening() and apply() run.
    */
-  statements(events: readonly (NewEvent & { stream: string })[], literal: (value: string) => string): InlineMessage | null;
+  statements(events: readonly (NewEvent & { stream: string })[], literal: (value: string) => string, grouped?: boolean): InlineMessage | null;
+  // `grouped`: these events are a group of creations (append-groups.ts), each retried alone should the group
+  // fail, so a projector's failure here is not yet an event's: it is logged as a warning, not as the alert.
 }
 
 /**
@@ -262,7 +264,7 @@ class AppendRefused {
  * a second connection); a failing projection InlineProjectionError (a 500
  * for the client, nothing half-written).
  */
-async function appendAtomically(pool: pg.Pool, appends: StreamAppend[], inline: InlineProjections | undefined): Promise<AppendResult[]> {
+async function appendAtomically(pool: pg.Pool, appends: StreamAppend[], inline: InlineProjections | undefined, grouped = false): Promise<AppendResult[]> {
   if (appends.length === 0 || appends.some((a) => a.events.length === 0)) throw new TypeError('an append needs at least one event per stream');
   const streams = appends.map((a) => a.stream);
   if (new Set(streams).size !== streams.length) throw new TypeError('appendToStreams takes each stream once');
@@ -273,15 +275,15 @@ async function appendAtomically(pool: pg.Pool, appends: StreamAppend[], inline: 
   // the appends, as they would come in their own statement; a projector bug there refuses the append like one in apply).
   const args = appends.map((a) => appendArguments(a.stream, a.events));
   const literal = sqlLiteral;
-  // The projections' whole writes when they can say them in advance (`whole`: the message ends with COMMIT),
-  // else their openings (the rest, apply(), follows the message).
+  // The projections' whole writes when they can say them in advance (`whole`: the message is the whole write),
+  // else their openings (the rest, apply(), follows the message, then COMMIT).
   let whole: InlineMessage | null = null;
   let opening: string | null = null;
   try {
     if (withInline) {
       const events = appends.flatMap((a, i) => (inlined[i] ? a.events.map((e) => ({ ...e, stream: a.stream })) : []));
-      whole = inline!.statements(events, literal);
-      if (whole === null) opening = inline!.opening(events, literal);
+      whole = inline!.statements(events, literal, grouped);
+      if (whole === null) opening = inline!.opening(events, literal, grouped);
     }
   } catch (err) {
     throw new InlineProjectionError(streams.join(', '), err);
@@ -338,7 +340,7 @@ async function appendAtomically(pool: pg.Pool, appends: StreamAppend[], inline: 
       whole?.committed(recorded);
       if (applyAfter) {
         try {
-          await inline!.apply(recorded, client, opening !== null);
+          await inline!.apply(recorded, client, opening !== null, grouped);
         } catch (err) {
           await client.query('rollback').catch((e) => (broken = e));
           // A lost connection stays recognisable through `cause` (the API answers 503 for it).
@@ -602,7 +604,7 @@ export async function createPostgresEventStore(pool: pg.Pool, url?: string, stor
   /** How this append writes its inline rows (PostgresStoreOptions.inlineWhen). */
   const choiceFor = (creation: boolean): InlineChoice => (inline === undefined ? 'async' : (storeOptions.inlineWhen?.(creation) ?? 'inline'));
   const groups = inline && new AppendGroups({
-    together: (appends) => appendAtomically(pool, appends, inline),
+    together: (appends) => appendAtomically(pool, appends, inline, true),
     alone: (a) => appendWithInline(pool, a.stream, a.events, a.expected, inline),
   });
 

@@ -30,9 +30,12 @@ const NAMED = Symbol('named value');
  * only filled: building and compiling a statement of fifty values at every
  * write cost more Node time than the rest of the projection (docs/performance.md
  * "A projector's statement compiled once"). The template must put each value
- * it reads from `values` into the SQL as it is (a value it computed from
- * them would be frozen at the first call: compiling throws for it instead).
- * Values it does not read from `values` are constants of the text.
+ * it reads from `values` into the SQL as it is: what it computed from one
+ * would be frozen at the first call. Compiling throws for the usual slips (a
+ * method called on a value, a value turned into text, as `sql.raw(v.x)` or
+ * a concatenation would); a property read (`v.ids.length`) is not caught,
+ * which the tests of each statement are for. Values it does not read from
+ * `values` are constants of the text.
  */
 export function compiledOnce<V extends object, R>(template: (values: V) => RawBuilder<R>): (values: V) => CompiledQuery<R> {
   let compiled: { sql: string; fill: ((values: V) => unknown)[] } | null = null;
@@ -41,7 +44,10 @@ export function compiledOnce<V extends object, R>(template: (values: V) => RawBu
       const named = new Proxy({} as V, {
         get: (_target, key) => {
           if (typeof key !== 'string') throw new TypeError('compiledOnce: values are read by name');
-          return Object.freeze({ [NAMED]: key });
+          const refuse = () => {
+            throw new TypeError(`compiledOnce: the template computed with the value "${key}" (it must put it into the SQL as it is)`);
+          };
+          return Object.freeze({ [NAMED]: key, [Symbol.toPrimitive]: refuse, toString: refuse, valueOf: refuse });
         },
       });
       const { sql, parameters } = template(named).compile(compiler);

@@ -105,39 +105,44 @@ export function inlineProjections(projectors: readonly Projector[], logger: Logg
   const applied = new InlineApplied();
   const handled = projectors.map((p) => ({ projector: p, types: new Set(p.handles) }));
   const types = new Set(projectors.flatMap((p) => p.handles));
-  /** A projector threw on these events (in opening, statements or apply, or its statements failed): the append is refused, and the log says so as an alert. */
-  const alert = (projector: Pick<Projector, 'name'>, own: readonly { id: string; type: string; stream: string }[], err: unknown) =>
-    logger.error(
-      { alert: 'inline_projection_failed', projector: projector.name, streams: [...new Set(own.map((e) => e.stream))], event_ids: own.map((e) => e.id), event_types: own.map((e) => e.type), err },
-      'inline projection failed: the append was refused and rolled back (a projector bug: fix it, nothing was written)',
-    );
+  /**
+   * A projector threw on these events (in opening, statements or apply, or its statements failed): the append
+   * is refused, and the log says so as an alert. In a group of creations (`grouped`) the events are not yet
+   * refused: the group is rolled back and each of its appends goes again alone, so only a warning here; the
+   * append that fails alone raises the alert, naming its own events only.
+   */
+  const alert = (projector: Pick<Projector, 'name'>, own: readonly { id: string; type: string; stream: string }[], err: unknown, grouped = false) => {
+    const what = { projector: projector.name, streams: [...new Set(own.map((e) => e.stream))], event_ids: own.map((e) => e.id), event_types: own.map((e) => e.type), err };
+    if (grouped) logger.warn({ ...what, group: true }, 'inline projection failed in a group of creations: the group was rolled back, each of its appends goes again alone');
+    else logger.error({ alert: 'inline_projection_failed', ...what }, 'inline projection failed: the append was refused and rolled back (a projector bug: fix it, nothing was written)');
+  };
   /** A projector's hook that says what to send before the append is made (opening, statements): a throw is the alert. */
-  const said = <T>(projector: Projector, own: readonly { id: string; type: string; stream: string }[], hook: () => T): T => {
+  const said = <T>(projector: Projector, own: readonly { id: string; type: string; stream: string }[], grouped: boolean, hook: () => T): T => {
     try {
       return hook();
     } catch (err) {
-      alert(projector, own, err);
+      alert(projector, own, err, grouped);
       throw err;
     }
   };
   const projections: InlineProjections = {
     handles: (type) => types.has(type),
-    opening(events, literal) {
+    opening(events, literal, grouped = false) {
       const texts = handled.flatMap(({ projector, types: mine }) => {
         const own = events.filter((e) => mine.has(e.type));
         if (own.length === 0 || !projector.opening) return [];
-        const text = said(projector, own, () => projector.opening!(own, literal));
+        const text = said(projector, own, grouped, () => projector.opening!(own, literal));
         return text === null ? [] : [text];
       });
       return texts.length > 0 ? texts.join(';\n') : null;
     },
-    statements(events, literal) {
+    statements(events, literal, grouped = false) {
       const parts: { projector: Projector; own: typeof events; statements: InlineStatement[] }[] = [];
       for (const { projector, types: mine } of handled) {
         const own = events.filter((e) => mine.has(e.type));
         if (own.length === 0) continue;
         if (!projector.statements) return null;
-        const statements = said(projector, own, () => projector.statements!(own, literal));
+        const statements = said(projector, own, grouped, () => projector.statements!(own, literal));
         if (statements === null) return null;
         parts.push({ projector, own, statements });
       }
@@ -151,11 +156,11 @@ export function inlineProjections(projectors: readonly Projector[], logger: Logg
         refused(err, inProjection) {
           own.forEach((e) => applied.delete(e.id));
           // Which statement failed is not known (one message): the alert names every projector that had one.
-          if (inProjection) alert({ name: parts.map((p) => p.projector.name).join(', ') }, parts.flatMap((p) => p.own), err);
+          if (inProjection) alert({ name: parts.map((p) => p.projector.name).join(', ') }, parts.flatMap((p) => p.own), err, grouped);
         },
       };
     },
-    async apply(events: RecordedEvent[], client: pg.PoolClient, opened: boolean) {
+    async apply(events: RecordedEvent[], client: pg.PoolClient, opened: boolean, grouped = false) {
       const trx = kyselyOn(client) as unknown as Transaction<Database>;
       for (const { projector, types: mine } of handled) {
         const own = events.filter((e) => mine.has(e.type));
@@ -164,7 +169,7 @@ export function inlineProjections(projectors: readonly Projector[], logger: Logg
           // Its opening ran in the append's message when there was one (opening() above, for the same events).
           await projector.apply(own, trx, { opened: opened && projector.opening !== undefined });
         } catch (err) {
-          alert(projector, own, err);
+          alert(projector, own, err, grouped);
           throw err;
         }
       }

@@ -12,6 +12,9 @@ import { InlineProjectionError, WrongExpectedVersionError, type AppendResult } f
 import { freshPostgresStore } from '../support/event-store.ts';
 import { newEvent, runEventStoreContract, streamName } from './contract.ts';
 
+/** Refused inline messages: how many events each had, and whether a projection's statement failed. */
+const refusals: { events: number; inProjection: boolean; grouped: boolean }[] = [];
+
 /** An inline projection that writes a row per event in the append's message, and fails on an event whose data says `fail`. */
 function rowPerEvent(): PostgresStoreOptions['inline'] {
   return {
@@ -20,7 +23,7 @@ function rowPerEvent(): PostgresStoreOptions['inline'] {
     async apply() {
       throw new Error('apply() is not called when statements() answers');
     },
-    statements: (events, literal) => ({
+    statements: (events, literal, grouped = false) => ({
       statements: [
         {
           sql: 'insert into grouped_rows (event_id, stream, n) select e, s, 1 / f from unnest($1::uuid[], $2::text[], $3::int[]) as t(e, s, f)',
@@ -33,7 +36,7 @@ function rowPerEvent(): PostgresStoreOptions['inline'] {
       ],
       sending: () => {},
       committed: () => {},
-      refused: () => {},
+      refused: (_err, inProjection) => void refusals.push({ events: events.length, inProjection, grouped }),
     }),
   };
 }
@@ -83,6 +86,7 @@ describe('postgres event store: creations in groups', function () {
     const fresh = Array.from({ length: 6 }, () => streamName('grouped'));
     const failing = streamName('grouped');
     const settle = (p: Promise<AppendResult>) => p.then((r) => ({ ok: r }), (err: unknown) => ({ err }));
+    refusals.length = 0;
     // One append in flight; the others queue behind it and go as one group, which fails whole (a stream that
     // exists, an event whose projection fails), and then one by one.
     const lead = settle(setup.store.appendToStream(streamName('grouped'), [newEvent('Created')], 'no_stream'));
@@ -102,5 +106,33 @@ describe('postgres event store: creations in groups', function () {
     expect(await setup.store.readStream(failing), 'nothing of the refused append').to.deep.equal([]);
     expect(await rowsOf([failing])).to.deep.equal([]);
     expect((await setup.store.readStream(existing)).length).to.equal(1);
+    // Those made together went as one group (the lead too, when the append before them had not yet left the
+    // queue), which was refused whole (told as a group), then one by one.
+    expect(refusals[0]).to.include({ inProjection: false, grouped: true });
+    expect(refusals[0].events).to.be.within(9, 10);
+    expect(refusals.slice(1).filter((r) => r.grouped)).to.deep.equal([]);
+    expect(refusals.find((r) => r.inProjection), 'the failing event refused alone').to.deep.equal({ events: 1, inProjection: true, grouped: false });
+    expect(await transactionsOf(fresh), 'the others written one by one after the group failed').to.equal(6);
+  });
+
+  it('does not hold every creation behind a group that waits on a lock', async () => {
+    const stalled = streamName('grouped');
+    const blocker = await setup.database.pool.connect();
+    try {
+      // The stream's lock (es_append's, namespace "ESAP") held elsewhere: the group holding this stream waits.
+      await blocker.query('select pg_advisory_lock(1163084112, hashtext($1))', [stalled]);
+      const held = setup.store.appendToStream(stalled, [newEvent('Created')], 'no_stream');
+      const others = Array.from({ length: 5 }, () => streamName('grouped'));
+      // Written while the first group still waits (after the stall delay, as the next group).
+      await Promise.all(others.map((s) => setup.store.appendToStream(s, [newEvent('Created')], 'no_stream')));
+      expect(await rowsOf(others)).to.deep.equal([...others].sort());
+      expect(await rowsOf([stalled]), 'the stalled one still waits').to.deep.equal([]);
+      await blocker.query('select pg_advisory_unlock(1163084112, hashtext($1))', [stalled]);
+      await held;
+      expect(await rowsOf([stalled])).to.deep.equal([stalled]);
+    } finally {
+      await blocker.query('select pg_advisory_unlock_all()').catch(() => {});
+      blocker.release();
+    }
   });
 });

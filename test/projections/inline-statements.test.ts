@@ -49,7 +49,9 @@ describe('compiledOnce', () => {
   });
 
   it('refuses a template that computes with a value (it would be frozen at the first call)', () => {
-    const once = compiledOnce((v: Values) => sql`select ${v.ids.map((id) => id.toUpperCase())}::text[]`);
-    expect(() => once({ ids: ['a'], names: [], limit: 1 })).to.throw(TypeError);
+    const mapped = compiledOnce((v: Values) => sql`select ${v.ids.map((id) => id.toUpperCase())}::text[]`);
+    expect(() => mapped({ ids: ['a'], names: [], limit: 1 })).to.throw(TypeError);
+    const asText = compiledOnce((v: Values) => sql`select ${sql.raw(`${v.limit}`)}`);
+    expect(() => asText({ ids: [], names: [], limit: 1 })).to.throw(TypeError, 'compiledOnce');
   });
 });

@@ -333,6 +333,36 @@ describe('inline projections (PostgreSQL event store)', function () {
     });
   });
 
+  describe('a failing projector on one creation of a group (INLINE_PROJECTIONS=auto, under load)', () => {
+    let s: Started;
+    before(async () => {
+      s = await start({ projector: 'invoices', when: (e) => e.type === 'InvoiceCreated' && e.data?.invoice?.notes === 'Boom' }, 'auto');
+    });
+    after(() => stop(s));
+
+    it('refuses that creation alone: its 500 and its alert, the others written, no alert naming them', async () => {
+      const api = await invoicesClient({ url: s.url, database: s.database });
+      const customer = await api.customer();
+      const body = (notes: string | null) => ({ customer_id: customer.id, issue_date: '2026-03-14', notes, items: [{ description: 'Audit', quantity: 1, unit_price: '100', tax_rate: 20 }] });
+      const answers = await Promise.all(Array.from({ length: 24 }, (_, i) => api.create(body(i === 12 ? 'Boom' : null))));
+      expect(answers[12].status, JSON.stringify(answers[12].body)).to.equal(500);
+      const written = answers.filter((_, i) => i !== 12);
+      for (const a of written) expect(a.status, JSON.stringify(a.body)).to.equal(201);
+      const ids = written.map((a) => a.body.data.id);
+      const { rows } = await sql<{ transactions: number; events: number }>`
+        select count(distinct transaction_id)::int as transactions, count(*)::int as events from es_events where stream_id = any(${ids.map((id) => `invoice-${id}`)}::text[])`.execute(s.database.db);
+      expect(rows[0].events).to.equal(23);
+      const alerts = s.logs.filter((l) => l.alert === 'inline_projection_failed');
+      expect(alerts.length, JSON.stringify(alerts)).to.equal(1);
+      const boom = await sql<{ n: number }>`select count(*)::int as n from es_events where data->'invoice'->>'notes' = 'Boom'`.execute(s.database.db);
+      expect(boom.rows[0].n, 'nothing of the refused creation').to.equal(0);
+      // The alert names the refused creation's event only, never one that was written.
+      const writtenStreams = new Set(ids.map((id) => `invoice-${id}`));
+      expect(alerts[0].streams.filter((x: string) => writtenStreams.has(x))).to.deep.equal([]);
+      expect(alerts[0].event_ids).to.have.length(1);
+    });
+  });
+
   describe('a failing projector on a finalize (lock, number and completion in one transaction)', () => {
     let s: Started;
     let doomed = '';
