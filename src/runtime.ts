@@ -7,7 +7,7 @@
 import { ConfigError, type Config } from './config.ts';
 import { openDatabase, type DatabaseConnection } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
-import { createPostgresEventStore, type InlineChoice } from './eventstore/postgres.ts';
+import { createPostgresEventStore } from './eventstore/postgres.ts';
 import type { EventStore } from './eventstore/types.ts';
 import { inlineProjections, type InlineSetup } from './projections/inline.ts';
 import { ProjectionProgress } from './projections/progress.ts';
@@ -55,11 +55,10 @@ function timedAppends(store: EventStore): EventStore {
 
 async function openEventStore(config: Config, database: DatabaseConnection, inline: InlineSetup | null, requests: Runtime['requests']): Promise<EventStore> {
   if (!config.eventstoreUrl) {
-    // auto: inline, and a creation while other requests are in progress in a group of creations (docs/architecture.md
-    // "Inline projections").
-    const inlineWhen =
-      config.inlineProjections === 'auto' ? (creation: boolean): InlineChoice => (creation && requests.inProgress > 1 ? 'grouped' : 'inline') : undefined;
-    return timedAppends(await createPostgresEventStore(database.pool, database.url, { inline: inline?.projections, inlineWhen }));
+    // auto: a creation while other requests are in progress goes in a group of creations (docs/architecture.md
+    // "Creations under load"); true: each write in its own transaction.
+    const groupCreations = config.inlineProjections === 'auto' ? () => requests.inProgress > 1 : undefined;
+    return timedAppends(await createPostgresEventStore(database.pool, database.url, { inline: inline?.projections, groupCreations }));
   }
   const { createEventStoreDBEventStore } = await import('./eventstore/esdb.ts');
   try {

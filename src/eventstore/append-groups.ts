@@ -1,12 +1,12 @@
 /**
  * Group commit of creations (docs/architecture.md "Inline projections",
- * "Creations under load"): appends that arrive while `maxInFlight` groups
- * are being written wait, and go together as the next group, one
+ * "Creations under load"): appends that arrive while a group is being
+ * written wait, and go together as the next group, one
  * transaction, one message, one commit, their inline rows in one statement
  * per projector. Under load that is what the runners did after the fact
  * (many new rows in one statement), without the runner's own transaction
  * and the wait for it before each answer; alone, an append goes at once,
- * as a group of one. A group that takes longer than `stallMs` (waiting on a
+ * as a group of one. A group that takes longer than STALL_MS (waiting on a
  * lock) lets the next one start, so it does not stall every creation.
  *
  * A group is all or nothing: when it fails as a whole (one of its streams
@@ -26,26 +26,27 @@ interface Waiting {
   reject: (err: unknown) => void;
 }
 
+/**
+ * One group is written at a time: the next forms meanwhile. Measured at concurrency 32, one at a time wrote
+ * 557 and 574 creates/s in groups of about 12, four at a time 421 and 447/s in groups of 2 to 3: fewer,
+ * larger groups amortize more, and do not contend for the same count rows.
+ */
+const AT_ONCE = 1;
+/** Appends in one group at most. */
+const MAX_GROUP = 64;
+/**
+ * A group still being written after STALL_MS no longer holds the next one back: a group waiting on a lock (a
+ * rebuild's, a runner's batch on the same invoice keys) must not stall every creation of the process behind
+ * it. Up to MAX_STALLED groups are then written at once.
+ */
+const STALL_MS = 100;
+const MAX_STALLED = 8;
+
 export interface AppendGroupsOptions {
   /** Writes a group of appends to distinct streams in one transaction (all or nothing). */
   together(appends: StreamAppend[]): Promise<AppendResult[]>;
   /** Writes one append on its own (a group of one, or a failed group's retry). */
   alone(append: StreamAppend): Promise<AppendResult>;
-  /**
-   * Groups being written at once (default 1: the next group forms while one is written. Measured at
-   * concurrency 32, one at a time wrote 557 and 574 creates/s in groups of about 12, four at a time 421 and
-   * 447/s in groups of 2 to 3: fewer, larger groups amortize more, and do not contend for the same count rows).
-   */
-  maxInFlight?: number;
-  /** Appends in one group at most (default 64). */
-  maxGroup?: number;
-  /**
-   * A group still being written after this long no longer holds the next one back (default 100 ms): a group
-   * waiting on a lock (a rebuild's, a runner's batch on the same invoice keys) must not stall every creation
-   * of the process behind it. Up to `maxStalled` groups (default 8) are then written at once.
-   */
-  stallMs?: number;
-  maxStalled?: number;
 }
 
 export class AppendGroups {
@@ -54,17 +55,8 @@ export class AppendGroups {
   /** When the newest group being written started (ms). */
   private newestStart = 0;
   private stallTimer: NodeJS.Timeout | null = null;
-  private readonly maxInFlight: number;
-  private readonly maxGroup: number;
-  private readonly stallMs: number;
-  private readonly maxStalled: number;
 
-  constructor(private readonly o: AppendGroupsOptions) {
-    this.maxInFlight = o.maxInFlight ?? 1;
-    this.maxGroup = o.maxGroup ?? 64;
-    this.stallMs = o.stallMs ?? 100;
-    this.maxStalled = Math.max(this.maxInFlight, o.maxStalled ?? 8);
-  }
+  constructor(private readonly o: AppendGroupsOptions) {}
 
   append(append: StreamAppend): Promise<AppendResult> {
     return new Promise((resolve, reject) => {
@@ -83,27 +75,27 @@ export class AppendGroups {
         this.next();
       });
     }
-    // Appends wait behind groups being written: look again once the newest has been written for stallMs.
-    if (this.waiting.length > 0 && this.inFlight < this.maxStalled && this.stallTimer === null) {
+    // Appends wait behind groups being written: look again once the newest has been written for STALL_MS.
+    if (this.waiting.length > 0 && this.inFlight < MAX_STALLED && this.stallTimer === null) {
       this.stallTimer = setTimeout(() => {
         this.stallTimer = null;
         this.next();
-      }, Math.max(1, this.stallMs - (Date.now() - this.newestStart)));
+      }, Math.max(1, STALL_MS - (Date.now() - this.newestStart)));
       this.stallTimer.unref();
     }
   }
 
-  /** Another group may start: fewer than maxInFlight are being written, or all of them for stallMs already. */
+  /** Another group may start: fewer than AT_ONCE are being written, or all of them for STALL_MS already. */
   private mayStart(): boolean {
-    if (this.inFlight < this.maxInFlight) return true;
-    return this.inFlight < this.maxStalled && Date.now() - this.newestStart >= this.stallMs;
+    if (this.inFlight < AT_ONCE) return true;
+    return this.inFlight < MAX_STALLED && Date.now() - this.newestStart >= STALL_MS;
   }
 
-  /** The oldest waiting appends, up to maxGroup, one per stream (a second append to a stream waits for the next group). */
+  /** The oldest waiting appends, up to MAX_GROUP, one per stream (a second append to a stream waits for the next group). */
   private takeGroup(): Waiting[] {
     const group: Waiting[] = [];
     const streams = new Set<string>();
-    for (let i = 0; i < this.waiting.length && group.length < this.maxGroup; ) {
+    for (let i = 0; i < this.waiting.length && group.length < MAX_GROUP; ) {
       const w = this.waiting[i];
       if (streams.has(w.append.stream)) {
         i++;

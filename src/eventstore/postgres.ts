@@ -99,10 +99,13 @@ function argumentsAsSql(args: AppendArguments, literal: (value: string) => strin
  * whose rows are written in the append's own transaction, so an answered
  * write is readable at once. The store knows them only through this port
  * (src/projections/inline.ts implements it), so the event store depends on
- * no read model.
+ * no read model. `grouped` (opening, apply, statements): the events are a
+ * group of creations (append-groups.ts), each retried alone should the group
+ * fail, so a projector's failure there is not yet an event's (a warning, not
+ * the alert).
  */
 export interface InlineProjections {
-  /** Whether an inline projection reads this event type (an append with none stays one autocommit statement). The `grouped` flag of the methods below: see statements(). */
+  /** Whether an inline projection reads this event type (an append with none stays one autocommit statement). */
   handles(type: string): boolean;
   /**
    * What the projections must run first in the append's transaction (their locks), as SQL text with
@@ -117,8 +120,6 @@ export interface InlineProjections {
    * projection they concern can say them without reading first; else null, and opening() and apply() run.
    */
   statements(events: readonly (NewEvent & { stream: string })[], literal: (value: string) => string, grouped?: boolean): InlineMessage | null;
-  // `grouped`: these events are a group of creations (append-groups.ts), each retried alone should the group
-  // fail, so a projector's failure here is not yet an event's: it is logged as a warning, not as the alert.
 }
 
 /**
@@ -536,22 +537,15 @@ export interface PostgresStoreOptions {
   /** Read models written in the append's transaction (src/projections/inline.ts). */
   inline?: InlineProjections;
   /**
-   * How an append whose events the inline projections read writes them
-   * (asked as it starts; default: always 'inline'). `creation`: every
-   * stream it appends to is new (expected `no_stream`). 'inline': its rows
-   * in its own transaction; 'grouped' (a creation only): in the transaction
-   * of a group of creations (AppendGroups, append-groups.ts); 'async': left
-   * to the runners. INLINE_PROJECTIONS=auto groups creations while other
-   * requests are in progress and writes everything else inline: a group
-   * writes many new rows in one statement and commits once, and a change of
-   * an existing row gains most from not waiting for a runner
-   * (docs/architecture.md "Inline projections").
+   * Whether a creation (an append whose stream is new) made now goes in a
+   * group of creations (AppendGroups, append-groups.ts) rather than in a
+   * transaction of its own (asked as it starts; default: never). Either way
+   * its inline rows commit with it. INLINE_PROJECTIONS=auto groups them
+   * while other requests are in progress: a group writes many new rows in one
+   * statement and commits once (docs/architecture.md "Creations under load").
    */
-  inlineWhen?: (creation: boolean) => InlineChoice;
+  groupCreations?: () => boolean;
 }
-
-/** PostgresStoreOptions.inlineWhen's answer. */
-export type InlineChoice = 'inline' | 'grouped' | 'async';
 
 /** The `$checkpoint` marker of a filtered read (types.ts, SubscribeOptions.types). */
 export const CHECKPOINT_MARKER = '$checkpoint';
@@ -601,8 +595,6 @@ export async function createPostgresEventStore(pool: pg.Pool, url?: string, stor
   const tail = new LogTail({ read: (cp, n) => readAllFrom(pool, cp, n), notifier });
 
   const { inline } = storeOptions;
-  /** How this append writes its inline rows (PostgresStoreOptions.inlineWhen). */
-  const choiceFor = (creation: boolean): InlineChoice => (inline === undefined ? 'async' : (storeOptions.inlineWhen?.(creation) ?? 'inline'));
   const groups = inline && new AppendGroups({
     together: (appends) => appendAtomically(pool, appends, inline, true),
     alone: (a) => appendWithInline(pool, a.stream, a.events, a.expected, inline),
@@ -611,12 +603,10 @@ export async function createPostgresEventStore(pool: pg.Pool, url?: string, stor
   return {
     kind: 'postgres',
     async appendToStream(stream, events, expected) {
-      const creation = expected === 'no_stream';
-      const choice = choiceFor(creation);
       const result =
-        !inline || choice === 'async' || !events.some((e) => inline.handles(e.type))
+        !inline || !events.some((e) => inline.handles(e.type))
           ? await appendInTransaction(pool, stream, events, expected)
-          : groups && choice === 'grouped' && creation
+          : groups && expected === 'no_stream' && storeOptions.groupCreations?.()
             ? await groups.append({ stream, events, expected })
             : await appendWithInline(pool, stream, events, expected, inline);
       tail.appended(result.position); // this process's consumers: at once
@@ -625,7 +615,7 @@ export async function createPostgresEventStore(pool: pg.Pool, url?: string, stor
     },
 
     async appendToStreams(appends) {
-      const results = await appendMany(pool, appends, choiceFor(appends.every((a) => a.expected === 'no_stream')) === 'async' ? undefined : inline);
+      const results = await appendMany(pool, appends, inline);
       const last = results.map((r) => r.position).reduce((a, b) => (comparePositions(a, b) >= 0 ? a : b));
       tail.appended(last);
       appended.signal(last);

@@ -41,7 +41,7 @@ function rowPerEvent(): PostgresStoreOptions['inline'] {
   };
 }
 
-const grouped: PostgresStoreOptions = { inline: rowPerEvent(), inlineWhen: (creation) => (creation ? 'grouped' : 'inline') };
+const grouped: PostgresStoreOptions = { inline: rowPerEvent(), groupCreations: () => true };
 
 runEventStoreContract('postgres with every creation in a group', async () => {
   const setup = await freshPostgresStore(grouped);
