@@ -175,7 +175,7 @@ export async function appendInTransaction(
     // Named statements: parsed and planned once per connection (docs/performance.md, "Event store"). One array per
     // field (migration 0104); data and metadata as `json`, stored as the text sent (0103). A lone event (nearly
     // every append) goes as plain values in one-element arrays built by the server: its JSON is not escaped into
-    // an array literal here nor unescaped from one there (docs/performance.md "A lone event without array text").
+    // an array literal here nor unescaped from one there (docs/performance.md "Writes: group commit, fewer statements, less Node per write").
     const { rows } = await db.query(
       events.length === 1
         ? {
@@ -243,7 +243,7 @@ class AppendRefused {
  * BEGIN and no COMMIT: PostgreSQL runs the statements of one simple-protocol
  * message as one implicit transaction, committed after the last and rolled
  * back whole when one fails (two statements fewer at every write,
- * docs/performance.md "Statements per request"). When the projections must
+ * docs/performance.md "Writes: group commit, fewer statements, less Node per write"). When the projections must
  * read first, the message begins with BEGIN and ends with their opening
  * statements (their locks), and their other statements and COMMIT follow.
  * The events (and their rows) commit together or not at all.

@@ -6,7 +6,7 @@
  * carries the event's JSON and the read-model row's values as literals
  * (src/eventstore/postgres.ts, appendAtomically), a few kilobytes per
  * write, and pg's loop was the largest single cost of a lone write in Node
- * (docs/performance.md "Literals without pg's loop").
+ * (docs/performance.md "Writes: group commit, fewer statements, less Node per write").
  */
 export function sqlLiteral(value: string): string {
   const quoted = value.replaceAll("'", "''");

@@ -40,8 +40,8 @@ export interface Projector {
   relevant?(events: RecordedEvent[], db: Kysely<Database>): Promise<RecordedEvent[]>;
   /**
    * All that apply() would write for these events, opening() included, as
-   * statements the inline append sends in its own message, between
-   * es_append and COMMIT: the write is then one round trip. Only for a batch
+   * statements the inline append sends in its own message, after es_append
+   * (one implicit transaction): the write is then one round trip. Only for a batch
    * the projector can write without reading anything first (the invoices
    * projector: every batch but an edit's); null otherwise, and opening() and
    * apply() run as usual. Reads only the

@@ -53,8 +53,8 @@ export function toCustomer(row: Record<string, any>): Customer {
  * WHERE clause the planner may pick an (organization_id, ...) index and walk
  * every customer of the organization (it did, with fresh statistics). A
  * named statement, planned once per connection: every invoice created or
- * finalized reads its customer (docs/performance.md "Named reads of the
- * facts").
+ * finalized reads its customer (docs/performance.md
+ * "Writes: group commit, fewer statements, less Node per write").
  */
 const GET_SQL = `select ${[...PUBLIC_COLUMNS, 'organization_id'].join(', ')} from customers where id = $1`;
 

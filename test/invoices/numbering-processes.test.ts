@@ -63,7 +63,8 @@ describe('invoice numbering through two server processes on one database', funct
     expect(stale, 'invoices not yet finalized through the other process right after the answer').to.deep.equal([]);
     expect([...numbers].sort()).to.deep.equal(expected);
 
-    // The audit table of numbers is written by its runner (async: no answer waits for it): awaited, then exact.
+    // The audit table of numbers is written with each finalize (inline), or by its runner with
+    // INLINE_PROJECTIONS=false (no answer waits for it): awaited, then exact.
     const audited = async () => (await sql<{ n: number }>`select count(*)::int as n from invoice_numbers where organization_id = ${tenant.organizationId}`.execute(t.db)).rows[0].n;
     await until(async () => (await audited()) >= DRAFTS, 20_000, 'the audit table of numbers');
     const { rows } = await sql<{ n: number; max: number; distinct_invoices: number }>`

@@ -55,9 +55,9 @@ describe('invoice numbering under concurrency (two servers, one database)', func
       const mine = replies.filter((r) => r.body.data.issue_date.startsWith(String(year)));
       expect(mine.map((r) => r.body.data.invoice_number).sort()).to.deep.equal(expected(year, year === 2026 ? 200 : 40));
     }
-    // Read models agree: every invoice numbered once, the audit table continuous. The audit table is written by
-    // its runner (async: no answer waits for it, while finalizes now write the invoices inline), so it is
-    // awaited first; then it must hold exactly the numbers given.
+    // Read models agree: every invoice numbered once, the audit table continuous. The audit table is written
+    // with each finalize (inline), or by its runner with INLINE_PROJECTIONS=false (no answer waits for it), so
+    // it is awaited first; then it must hold exactly the numbers given.
     const audited = async () =>
       (await sql<{ n: number }>`select count(*)::int as n from invoice_numbers where organization_id = ${viaA.tenant.organizationId}`.execute(database.db)).rows[0].n;
     await until(async () => (await audited()) >= 240, 20_000, 'the audit table of numbers');

@@ -128,9 +128,10 @@ describe('invoice projectors: rebuild and replay', function () {
     expect(await dumpAll(db)).to.deep.equal(live);
   });
 
-  // Under load a creation is left to the runner while the invoice's next writes (a schedule's finalize right
-  // after its creation) go inline: the later events reach the table first, the creation after, and changes
-  // nothing (older). The row, its lines and the counts must still be a rebuild's.
+  // A creation left to a runner (a process with INLINE_PROJECTIONS=false beside one writing inline) while the
+  // invoice's next writes (a schedule's finalize right after its creation) go inline: the later events reach
+  // the table first, the creation after, and changes nothing (older). The row, its lines and the counts must
+  // still be a rebuild's.
   for (const way of ['apply', 'statements'] as const) {
     it(`an invoice's later events written before its creation give the same rows (through ${way === 'apply' ? 'apply()' : "an inline append's statements"})`, async () => {
       const events = await readAllEvents(server);
