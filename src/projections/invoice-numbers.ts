@@ -33,22 +33,16 @@ function organizationOf(e: Pick<RecordedEvent, 'stream' | 'metadata'>): string {
 
 type Values = Record<'organization_id' | 'year' | 'sequence' | 'number' | 'invoice_id' | 'assigned_at', unknown[]>;
 
+/** One array per column, one element per InvoiceNumberAssigned. */
 function values(events: readonly Pick<RecordedEvent, 'stream' | 'data' | 'metadata'>[]): Values {
-  const rows = events.map((e) => {
-    const { data } = e as unknown as InvoiceNumberAssigned;
-    return {
-      organization_id: organizationOf(e),
-      year: data.year,
-      sequence: data.sequence,
-      number: data.number,
-      invoice_id: data.invoice_id,
-      assigned_at: e.metadata.occurred_at,
-    };
-  });
-  const col = <K extends keyof (typeof rows)[0]>(k: K) => rows.map((r) => r[k]);
+  const data = events.map((e) => (e as unknown as InvoiceNumberAssigned).data);
   return {
-    organization_id: col('organization_id'), year: col('year'), sequence: col('sequence'),
-    number: col('number'), invoice_id: col('invoice_id'), assigned_at: col('assigned_at'),
+    organization_id: events.map(organizationOf),
+    year: data.map((d) => d.year),
+    sequence: data.map((d) => d.sequence),
+    number: data.map((d) => d.number),
+    invoice_id: data.map((d) => d.invoice_id),
+    assigned_at: events.map((e) => e.metadata.occurred_at),
   };
 }
 
