@@ -1,6 +1,8 @@
 import { expect } from 'chai';
-import { appendInTransaction, type PostgresStoreOptions } from '../../src/eventstore/postgres.ts';
+import pg from 'pg';
+import { appendInTransaction, createPostgresEventStore, type PostgresStoreOptions } from '../../src/eventstore/postgres.ts';
 import { comparePositions, InlineProjectionError, WrongExpectedVersionError, type RecordedEvent } from '../../src/eventstore/types.ts';
+import { freshDatabase } from '../support/database.ts';
 import { freshPostgresStore } from '../support/event-store.ts';
 import { newEvent, runEventStoreContract, streamName, waitFor, type ContractSetup } from './contract.ts';
 
@@ -99,6 +101,30 @@ describe('postgres event store: an append of events stored before', function () 
       expect((await store.readStream(stream)).map((e) => e.data)).to.deep.equal([event.data]);
     } finally {
       await cleanup();
+    }
+  });
+});
+
+describe('postgres event store: the reads every write is followed by', function () {
+  it('read the log and a stream through named statements, planned once per connection', async function () {
+    // The log's tail is read after every lone write, and every command on a stream reads it first: their
+    // parsing and planning cost more than running them (docs/performance.md "The log's tail read as a named statement").
+    const database = await freshDatabase();
+    const pool = new pg.Pool({ connectionString: database.url, max: 1 });
+    const store = await createPostgresEventStore(pool);
+    try {
+      const stream = streamName();
+      await store.appendToStream(stream, [newEvent('X')], 'no_stream');
+      for (let i = 0; i < 2; i++) {
+        expect((await store.readAll(null, 500)).map((e) => e.stream)).to.include(stream);
+        expect(await store.readStream(stream)).to.have.length(1);
+      }
+      const { rows } = await pool.query('select name from pg_prepared_statements order by name');
+      expect(rows.map((r) => r.name)).to.include.members(['es_read_all', 'es_read_stream']);
+    } finally {
+      await store.close();
+      await pool.end();
+      await database.drop();
     }
   });
 });
