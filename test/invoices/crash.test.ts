@@ -101,6 +101,21 @@ for (const inline of [true, false]) describe(`finalize under SIGKILL (server chi
                count(*) filter (where type = 'InvoiceFinalized')::int as finalized from es_events`.execute(t.db)).rows[0];
       if (process.env.TEST_VERBOSE) console.log(`      round ${round} after SIGKILL:`, JSON.stringify({ acked: acked.size, ...left }));
       expect(left, `what the kill of round ${round} left`).to.deep.equal({ locked: left.finalized, numbered: left.finalized, finalized: left.finalized });
+      // Before any runner catches up: an event applied inline has its row, and no row is newer than its
+      // stream's events (the write and its rows commit together, so a kill leaves both or neither).
+      const { inline_streams: inlineStreams, ...halves } = (await sql<{ without_row: number; without_event: number; inline_streams: number }>`
+        with streams as (
+          select substr(e.stream_id, 9)::uuid as id,
+                 max((e.data->'invoice'->>'version')::int) filter (where e.applied_inline) as inline_version,
+                 max((e.data->'invoice'->>'version')::int) as last_version
+          from es_events e where e.stream_id ~ '^invoice-[0-9a-f-]{36}$' and e.data->'invoice' is not null group by 1)
+        select (select count(*) from streams s left join invoices i on i.id = s.id
+                 where s.inline_version is not null and (i.id is null or i.version < s.inline_version))::int as without_row,
+               (select count(*) from invoices i left join streams s on s.id = i.id
+                 where i.version > coalesce(s.last_version, -1))::int as without_event,
+               (select count(*) from streams where inline_version is not null)::int as inline_streams`.execute(t.db)).rows[0];
+      expect(halves, `events and rows after the kill of round ${round}`).to.deep.equal({ without_row: 0, without_event: 0 });
+      if (inline) expect(inlineStreams, 'invoices written inline (else the check above checks nothing)').to.be.greaterThan(0);
     }
     // The kills landed among commits: finalizes are in the log whose requests never got their 200 (a
     // later round's finalize of such an invoice is a 409), each with its lock and number (checked above).
