@@ -4,8 +4,10 @@
  * acknowledged finalizes survive with their numbers, no invoice is left
  * between lock and number (on PostgreSQL the lock, the number and the
  * completion commit together: every kill, in three rounds, finds as many of
- * each in the log), numbers stay exactly 1..N, projectors resume from their
- * checkpoints (never behind, and equal to a rebuild). The recovery of a lock
+ * each in the log), every event written inline has its row and no row
+ * outruns its events right after each kill, numbers stay exactly 1..N,
+ * projectors resume from their checkpoints (never behind, and equal to a
+ * rebuild); in each projection mode. The recovery of a lock
  * left alone (the EventStoreDB protocol) is test/invoices/recovery.test.ts.
  */
 import { expect } from 'chai';
@@ -25,6 +27,7 @@ import { bindClient, expectError, type Reply } from './support.ts';
 const DRAFTS = 150;
 const KILL_AFTER_ACKS = 10;
 const CONCURRENCY = 150;
+const CREATES_PER_ROUND = 40;
 
 async function checkpoints(t: TestDatabase): Promise<Record<string, string | null>> {
   const { rows } = await sql<{ name: string; position: string | null }>`select name, position from projection_checkpoints`.execute(t.db);
@@ -48,16 +51,18 @@ async function numbersOf(t: TestDatabase, organizationId: string): Promise<strin
 
 const expected = (n: number) => Array.from({ length: n }, (_, i) => `INV-2026-${String(i + 1).padStart(6, '0')}`);
 
-// Both projection modes (docs/architecture.md "Inline projections"): rows written in the append's
-// transaction (the default on PostgreSQL), and every projector async (as with EventStoreDB).
-for (const inline of [true, false]) describe(`finalize under SIGKILL (server child process, ${inline ? 'inline' : 'async'} projections)`, function () {
+// Every projection mode (docs/architecture.md "Inline projections"): rows written in the append's transaction
+// ('true'), every projector async as with EventStoreDB ('false'), and the default ('auto': inline, creations
+// under load in groups of one transaction, which the creates sent beside each round's finalizes make).
+for (const mode of ['true', 'false', 'auto'] as const) describe(`finalize under SIGKILL (server child process, INLINE_PROJECTIONS=${mode})`, function () {
+  const inline = mode !== 'false';
   this.timeout(240_000);
   let t: TestDatabase;
   let server: ServerProcess;
 
   before(async () => {
     t = await freshDatabase();
-    server = new ServerProcess(t.url, await freePort(), { INLINE_PROJECTIONS: String(inline) });
+    server = new ServerProcess(t.url, await freePort(), { INLINE_PROJECTIONS: mode });
   });
   afterEach(function () {
     // The server's own account of what went wrong (its log) beside the assertion.
@@ -87,11 +92,14 @@ for (const inline of [true, false]) describe(`finalize under SIGKILL (server chi
       const todo = ids.filter((id) => !acked.has(id));
       let answered = 0;
       let killing: Promise<void> | null = null;
+      // Creates beside the finalizes, so that kills also land among creations (grouped in 'auto').
+      const creates = Promise.all(Array.from({ length: CREATES_PER_ROUND }, () => api.draft(customer.id).catch(() => null)));
       await Promise.all(todo.slice(0, CONCURRENCY).map(async (id) => {
         const res: Reply | null = await api.action(id, 'finalize').catch(() => null);
         if (res?.status === 200) acked.set(id, res.body.data.invoice_number);
         if (res?.status === 200 && ++answered >= KILL_AFTER_ACKS) killing ??= server.kill();
       }));
+      await creates;
       await (killing ?? server.kill());
       before = await checkpoints(t); // the dead process's last commits
       // What the kill left, read from the event store itself (the projectors died too).
@@ -116,6 +124,12 @@ for (const inline of [true, false]) describe(`finalize under SIGKILL (server chi
                (select count(*) from streams where inline_version is not null)::int as inline_streams`.execute(t.db)).rows[0];
       expect(halves, `events and rows after the kill of round ${round}`).to.deep.equal({ without_row: 0, without_event: 0 });
       if (inline) expect(inlineStreams, 'invoices written inline (else the check above checks nothing)').to.be.greaterThan(0);
+    }
+    if (mode === 'auto') {
+      // Creations went in groups (several InvoiceCreated in one transaction), as the mode is meant to test.
+      const { rows } = await sql<{ n: number }>`
+        select coalesce(max(n), 0)::int as n from (select count(*) as n from es_events where type = 'InvoiceCreated' group by transaction_id) g`.execute(t.db);
+      expect(rows[0].n, 'the largest group of creations').to.be.greaterThan(1);
     }
     // The kills landed among commits: finalizes are in the log whose requests never got their 200 (a
     // later round's finalize of such an invoice is a 409), each with its lock and number (checked above).
