@@ -1,0 +1,89 @@
+/**
+ * Round trips to PostgreSQL on a lone write's path (issue 16; docs/performance.md "What a lone create and a
+ * lone finalize send now, and why"), counted on the server's pool between the request and its answer:
+ *
+ * - a create: the key (with its rate-limit count), the customer, and one message that is the whole write
+ *   (the event, the invoice's row, its lines and counts, in one implicit transaction);
+ * - a finalize: the key; the invoice's stream and the seller, side by side; the customer the stream names;
+ *   and one message (both streams' appends, the row, the number's audit row).
+ *
+ * Left out: what follows every write and does not delay its answer (the log's tail read, the webhook
+ * subscriber's question, the consumers' checkpoints, the workers' polls), and the PREPARE of a statement the
+ * first time a connection sends it. A new round trip on the path fails this test: say in docs/performance.md why it is
+ * needed, then count it here.
+ */
+import { expect } from 'chai';
+import type pg from 'pg';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { invoicesClient, type InvoicesClient } from './support.ts';
+
+// The consumers' reads and writes after a write, and the background workers' polls (the schedule reactions).
+const AFTER_WORK = /^(es_read_all|prepare |.*webhook_endpoints|.*projection_checkpoints|.*schedule_reactions|begin; set local)/is;
+
+function label(first: unknown): string {
+  const text = typeof first === 'string' ? first : ((first as { name?: string; text?: string })?.name ?? (first as { text?: string })?.text ?? '');
+  return text.replace(/\s+/g, ' ').trim().slice(0, 120);
+}
+
+describe("round trips to PostgreSQL on a lone write's path", function () {
+  this.timeout(60_000);
+  let s: TestServer;
+  let api: InvoicesClient;
+  let customerId: string;
+  let sent: string[] | null = null;
+
+  before(async () => {
+    s = await startTestServer({ env: { INLINE_PROJECTIONS: 'auto' }, roles: ['api', 'projector'] });
+    const wrapped = new WeakSet<object>();
+    s.server.runtime.database.pool.on('acquire', (client: pg.PoolClient) => {
+      if (wrapped.has(client)) return;
+      wrapped.add(client);
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      (client as { query: unknown }).query = (...args: unknown[]) => {
+        const l = label(args[0]);
+        if (sent && !AFTER_WORK.test(l)) sent.push(l);
+        return query(...args);
+      };
+    });
+    api = await invoicesClient({ url: s.url, database: s.database });
+    customerId = (await api.customer()).id;
+    for (let i = 0; i < 3; i++) await api.action((await api.draft(customerId)).id, 'finalize'); // every statement prepared once
+  });
+  after(() => s?.stop());
+
+  async function roundTrips(request: () => Promise<{ status: number }>, status: number): Promise<string[]> {
+    sent = [];
+    const res = await request();
+    const path = sent;
+    sent = null;
+    expect(res.status).to.equal(status);
+    return path;
+  }
+
+  it('a lone create: the key, the customer, one message', async () => {
+    for (let i = 0; i < 3; i++) {
+      let id = '';
+      const path = await roundTrips(async () => {
+        const res = await api.create({ customer_id: customerId, issue_date: '2026-03-14', items: [{ description: 'Conseil', quantity: 2, unit_price: 1250.5, tax_rate: 20 }] });
+        id = res.body.data?.id;
+        return res;
+      }, 201);
+      expect(path, JSON.stringify(path)).to.have.length(3);
+      expect(path.slice(0, 2)).to.deep.equal(['pipeline-authenticate', 'customers.get']);
+      expect(path[2]).to.match(/^select last_revision, last_transaction, last_position, now\(\) as at from es_append\(/);
+      expect((await api.get(id)).body.data.status).to.equal('draft');
+    }
+  });
+
+  it('a lone finalize: the key, the stream and the seller side by side, the customer, one message', async () => {
+    for (let i = 0; i < 3; i++) {
+      const draft = await api.draft(customerId);
+      const path = await roundTrips(() => api.action(draft.id, 'finalize'), 200);
+      expect(path, JSON.stringify(path)).to.have.length(5);
+      expect(path[0]).to.equal('pipeline-authenticate');
+      expect(new Set(path.slice(1, 3))).to.deep.equal(new Set(['es_read_stream', 'organizations.facts']));
+      expect(path[3]).to.equal('customers.get');
+      expect(path[4]).to.match(/^select count\(pg_advisory_xact_lock/);
+    }
+  });
+});
