@@ -20,8 +20,9 @@ import { invoicesClient, type InvoicesClient } from './support.ts';
 // The consumers' reads and writes after a write, and the background workers' polls (the schedule reactions).
 const AFTER_WORK = /^(es_read_all|prepare |.*webhook_endpoints|.*projection_checkpoints|.*schedule_reactions|begin; set local)/is;
 
-function label(first: unknown): string {
-  const text = typeof first === 'string' ? first : ((first as { name?: string; text?: string })?.name ?? (first as { text?: string })?.text ?? '');
+/** A query as pg's client.query gets it: its statement's name, else its text (whitespace folded). */
+function label(first: string | { name?: string; text?: string }): string {
+  const text = typeof first === 'string' ? first : (first.name ?? first.text ?? '');
   return text.replace(/\s+/g, ' ').trim().slice(0, 120);
 }
 
@@ -40,7 +41,7 @@ describe("round trips to PostgreSQL on a lone write's path", function () {
       wrapped.add(client);
       const query = client.query.bind(client) as (...args: unknown[]) => unknown;
       (client as { query: unknown }).query = (...args: unknown[]) => {
-        const l = label(args[0]);
+        const l = label(args[0] as Parameters<typeof label>[0]);
         if (sent && !AFTER_WORK.test(l)) sent.push(l);
         return query(...args);
       };
