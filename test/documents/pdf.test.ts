@@ -222,8 +222,13 @@ describe('documents: PDF', function () {
         }
       }
       for (const p of tree) {
-        process.kill(p, 'SIGSTOP');
-        stopped.push(p);
+        try {
+          process.kill(p, 'SIGSTOP');
+          stopped.push(p);
+        } catch (e) {
+          // A helper that exited since the scan cannot answer either (seen once: ESRCH under a loaded full suite).
+          if ((e as NodeJS.ErrnoException).code !== 'ESRCH') throw e;
+        }
       }
       const err = await renderPdf(hung, sample(), 'ar').then(() => null, (e) => e);
       expect(err).to.be.instanceOf(PdfUnavailable);
