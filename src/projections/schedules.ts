@@ -2,11 +2,15 @@
  * recurring_schedules and schedule_runs read models. Every schedule event
  * carries the whole schedule (docs/events.md, snapshot rule) and occurrence
  * events carry their run, so applying a batch is: upsert the newest snapshot
- * per schedule, upsert the newest state per run, delete what was deleted,
- * and rename customers on their schedules (customer events) for search.
+ * per schedule, upsert the newest state per run, delete what was deleted
+ * (leaving a tombstone), and rename customers on their schedules (customer
+ * events) for search.
  *
  * Idempotent and order-safe: rows are only replaced by a snapshot of the
- * same or a newer version, so a batch delivered twice changes nothing.
+ * same or a newer version, a name only by a newer version of the customer,
+ * and a deleted schedule's rows are never written again. So any stretch of
+ * the log applied again (a batch delivered twice, a runner re-applying what
+ * an append wrote inline) changes nothing (migration 0105).
  */
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { CUSTOMER_EVENT_TYPES, type Customer } from '../commands/customer/events.ts';
@@ -17,13 +21,14 @@ import type { Projector } from './projector.ts';
 import type { Database } from '../db/schema.ts';
 import type { RecurringSchedulesTable, ScheduleRunsTable } from '../db/tables/schedules.ts';
 
-export function scheduleRow(organizationId: string, s: Schedule, customerName: string): RecurringSchedulesTable {
+function scheduleRow(organizationId: string, s: Schedule, customerName: string, customerVersion: number | null): RecurringSchedulesTable {
   return {
     id: s.id,
     organization_id: organizationId,
     name: s.name,
     customer_id: s.customer_id,
     customer_name: customerName,
+    customer_version: customerVersion,
     frequency: s.frequency,
     interval_count: s.interval_count,
     day_of_month: s.day_of_month,
@@ -73,30 +78,47 @@ function runRow(organizationId: string, scheduleId: string, run: ScheduleRun, ve
 interface BatchChanges {
   schedules: Map<string, RecurringSchedulesTable>;
   runs: Map<string, ScheduleRunsTable>;
-  deleted: Set<string>;
-  /** customer id -> { name, organization }: the newest name in the batch. */
-  renames: Map<string, { name: string; organizationId: string }>;
+  deleted: Map<string, { organizationId: string; at: Date }>;
+  /**
+   * Schedules whose ScheduleCreated is in the batch without the customer's version (appended before
+   * migration 0105): the customer's events before it in the batch must not rename them, and only the
+   * order tells (with a version, the version does).
+   */
+  unversioned: Set<string>;
+  /** customer id -> the newest name in the batch, for the rows that existed before it. */
+  renames: Map<string, { name: string; organizationId: string; version: number }>;
 }
 
+/** Whether a customer event of `version` is newer than the name a row has (null: from an unknown version). */
+const isNewer = (version: number, row: { customer_version: number | null }) => row.customer_version === null || row.customer_version < version;
+
 function collect(events: RecordedEvent[]): BatchChanges {
-  const changes: BatchChanges = { schedules: new Map(), runs: new Map(), deleted: new Set(), renames: new Map() };
+  const changes: BatchChanges = { schedules: new Map(), runs: new Map(), deleted: new Map(), unversioned: new Set(), renames: new Map() };
   for (const e of events) {
     const organizationId = e.metadata.organization_id;
     if (!organizationId) throw new Error(`${e.type} ${e.id} lacks metadata.organization_id`);
     if ((CUSTOMER_EVENT_TYPES as readonly string[]).includes(e.type)) {
       const customer = (e.data as { customer: Customer }).customer;
-      changes.renames.set(customer.id, { name: customer.name, organizationId });
+      const newest = changes.renames.get(customer.id);
+      if (!newest || newest.version < customer.version) changes.renames.set(customer.id, { name: customer.name, organizationId, version: customer.version });
+      // Rows of this batch that existed at this point of the log take the name here (the upsert keeps the newer one).
+      for (const row of changes.schedules.values()) {
+        if (row.customer_id === customer.id && isNewer(customer.version, row)) renamed(row, customer.name, customer.version);
+      }
       continue;
     }
     const event = { type: e.type, data: e.data } as ScheduleEvent;
     if (event.type === 'ScheduleDeleted') {
-      changes.deleted.add(event.data.schedule_id);
+      changes.deleted.set(event.data.schedule_id, { organizationId, at: e.created_at });
       continue;
     }
     const s = event.data.schedule;
     const known = changes.schedules.get(s.id);
-    const customerName = event.type === 'ScheduleCreated' ? event.data.customer_name : (known?.customer_name ?? '');
-    if (!known || known.version <= s.version) changes.schedules.set(s.id, scheduleRow(organizationId, s, customerName));
+    const row = event.type === 'ScheduleCreated'
+      ? scheduleRow(organizationId, s, event.data.customer_name, event.data.customer_version ?? null)
+      : scheduleRow(organizationId, s, known?.customer_name ?? '', known?.customer_version ?? null);
+    if (event.type === 'ScheduleCreated' && row.customer_version === null) changes.unversioned.add(s.id);
+    if (!known || known.version <= s.version) changes.schedules.set(s.id, row);
     if (event.type === 'ScheduleOccurrenceGenerated' || event.type === 'ScheduleOccurrenceFailed') {
       const run = runRow(organizationId, s.id, event.data.run, s.version, e.created_at);
       const seen = changes.runs.get(run.id);
@@ -105,6 +127,12 @@ function collect(events: RecordedEvent[]): BatchChanges {
     }
   }
   return changes;
+}
+
+function renamed(row: RecurringSchedulesTable, name: string, version: number): void {
+  row.customer_name = name;
+  row.customer_search = foldForSearch(name);
+  row.customer_version = version;
 }
 
 const SCHEDULE_UPDATED = [
@@ -116,18 +144,27 @@ const RUN_UPDATED = ['run_date', 'invoice_id', 'invoice_number', 'status', 'erro
 
 const excluded = (columns: readonly string[]) => Object.fromEntries(columns.map((c) => [c, sql.ref(`excluded.${c}`)]));
 
+/**
+ * The customer's name on a row already there changes only for a newer version
+ * of the customer (a row from a schedule event other than its creation carries
+ * no name of its own: null version, the row's stays).
+ */
+const NAME_IF_NEWER = Object.fromEntries(['customer_name', 'customer_search', 'customer_version'].map((c) => [c, sql`case
+  when excluded.customer_version > coalesce(recurring_schedules.customer_version, -1) then excluded.${sql.ref(c)}
+  else recurring_schedules.${sql.ref(c)} end`]));
+
 export const schedulesProjector: Projector = {
   name: 'schedules',
   handles: [...SCHEDULE_EVENT_TYPES, ...CUSTOMER_EVENT_TYPES],
-  tables: ['recurring_schedules', 'schedule_runs'],
+  tables: ['recurring_schedules', 'schedule_runs', 'schedule_tombstones'],
   async apply(events, transaction: Transaction<any>) {
     const trx = transaction as unknown as Kysely<Database>;
-    const { schedules, runs, deleted, renames } = collect(events);
+    const { schedules, runs, deleted, unversioned, renames } = collect(events);
     if (schedules.size > 0) {
       await trx
         .insertInto('recurring_schedules') // unqualified: a rebuild points search_path at its shadow schema
         .values([...schedules.values()])
-        .onConflict((oc) => oc.column('id').doUpdateSet(excluded(SCHEDULE_UPDATED)).where('recurring_schedules.version', '<=', sql.ref<number>('excluded.version')))
+        .onConflict((oc) => oc.column('id').doUpdateSet({ ...excluded(SCHEDULE_UPDATED), ...NAME_IF_NEWER }).where('recurring_schedules.version', '<=', sql.ref<number>('excluded.version')))
         .execute();
     }
     if (runs.size > 0) {
@@ -138,19 +175,32 @@ export const schedulesProjector: Projector = {
         .execute();
     }
     if (deleted.size > 0) {
-      const ids = [...deleted];
-      await trx.deleteFrom('schedule_runs').where('schedule_id', 'in', ids).execute();
-      await trx.deleteFrom('recurring_schedules').where('id', 'in', ids).execute();
-    }
-    // Last: the newest name of the batch wins over the one a ScheduleCreated carried.
-    for (const [customerId, { name, organizationId }] of renames) {
       await trx
+        .insertInto('schedule_tombstones')
+        .values([...deleted].map(([id, { organizationId, at }]) => ({ id, organization_id: organizationId, deleted_at: at })))
+        .onConflict((oc) => oc.column('id').doNothing())
+        .execute();
+    }
+    // A deleted schedule stays deleted: rows that events of this batch wrote for it (its deletion in this
+    // batch, or one applied before and these events applied again, late) go with its tombstone.
+    const touched = [...new Set([...schedules.keys(), ...[...runs.values()].map((r) => r.schedule_id), ...deleted.keys()])];
+    if (touched.length > 0) {
+      await sql`
+        with gone as (select id from schedule_tombstones where id = any(${touched}::uuid[])),
+             runs as (delete from schedule_runs where schedule_id in (select id from gone))
+        delete from recurring_schedules where id in (select id from gone)`.execute(trx);
+    }
+    // The customer's newest name of the batch, only over an older one: applied again late, a rename changes
+    // nothing (rows created in the batch took the names of the events after their creation in collect()).
+    for (const [customerId, { name, organizationId, version }] of renames) {
+      let rename = trx
         .updateTable('recurring_schedules')
-        .set({ customer_name: name, customer_search: foldForSearch(name) })
+        .set({ customer_name: name, customer_search: foldForSearch(name), customer_version: version })
         .where('customer_id', '=', customerId)
         .where('organization_id', '=', organizationId)
-        .where('customer_name', '<>', name)
-        .execute();
+        .where((eb) => eb.or([eb('customer_version', 'is', null), eb('customer_version', '<', version)]));
+      if (unversioned.size > 0) rename = rename.where('id', 'not in', [...unversioned]);
+      await rename.execute();
     }
   },
 };

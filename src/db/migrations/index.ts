@@ -47,4 +47,5 @@ export const migrations: Record<string, Migration> = {
   '0102_invoice_issue_month_counts': onDemand(() => import('./0102_invoice_issue_month_counts.ts')),
   '0103_es_events_json_text': onDemand(() => import('./0103_es_events_json_text.ts')),
   '0104_es_append_arrays': onDemand(() => import('./0104_es_append_arrays.ts')),
+  '0105_schedule_guards': onDemand(() => import('./0105_schedule_guards.ts')),
 };

@@ -1,5 +1,5 @@
 /**
- * The recurring-schedule read models (migrations 0030, 0031; projector
+ * The recurring-schedule read models (migrations 0030, 0031, 0105; projector
  * src/projections/schedules.ts; queries src/queries/schedules.ts; the
  * reactions' outbox src/workers/schedule-reactions.ts).
  */
@@ -17,12 +17,21 @@ export interface RecurringSchedulesTable extends Omit<Schedule, 'items' | 'pendi
   organization_id: string;
   /** The customer's current name (renames come from the customer's events), and the search columns. */
   customer_name: string;
+  /** The customer's version that customer_name is from: only a newer customer event renames (null: unknown). */
+  customer_version: number | null;
   name_search: string;
   customer_search: string;
   items: LineValues[] | string;
   pending_failure: PendingFailure | string | null;
   created_at: Date | string;
   updated_at: Date | string;
+}
+
+/** A deleted schedule (migration 0105): the projector never writes its rows again. */
+export interface ScheduleTombstonesTable {
+  id: string;
+  organization_id: string;
+  deleted_at: Date | string;
 }
 
 export interface ScheduleRunsTable {
@@ -55,5 +64,6 @@ export interface ScheduleReactionsTable {
 export interface SchedulesTables {
   recurring_schedules: RecurringSchedulesTable;
   schedule_runs: ScheduleRunsTable;
+  schedule_tombstones: ScheduleTombstonesTable;
   schedule_reactions: ScheduleReactionsTable;
 }

@@ -1,0 +1,162 @@
+/**
+ * The schedules projector applied again (docs/architecture.md "Inline
+ * projections"): a runner that lags re-applies events an append already
+ * wrote inline, from its checkpoint on. Whatever stretch of the log comes
+ * again, and however it is batched, the rows stay those of the whole log:
+ * a customer's older name never comes back over a newer one, and a deleted
+ * schedule never comes back at all (migration 0105).
+ */
+import { expect } from 'chai';
+import { sql } from 'kysely';
+import { v7 as uuid } from 'uuid';
+import type { CommandMetadata } from '../../src/commands/command.ts';
+import type { CustomerCommand } from '../../src/commands/customer/commands.ts';
+import { customerDecider } from '../../src/commands/customer/decider.ts';
+import { customerStream, type Customer } from '../../src/commands/customer/events.ts';
+import type { InvoiceCustomer } from '../../src/commands/invoice/commands.ts';
+import type { ScheduleCommand } from '../../src/commands/schedule/commands.ts';
+import { scheduleDecider } from '../../src/commands/schedule/decider.ts';
+import { scheduleStream } from '../../src/commands/schedule/events.ts';
+import * as m0105 from '../../src/db/migrations/0105_schedule_guards.ts';
+import { createPostgresEventStore } from '../../src/eventstore/postgres.ts';
+import type { DomainEvent } from '../../src/commands/shared/decider.ts';
+import type { EventStore, RecordedEvent } from '../../src/eventstore/types.ts';
+import { rebuildProjection } from '../../src/projections/rebuild.ts';
+import { schedulesProjector } from '../../src/projections/schedules.ts';
+import { history } from '../unit/given.ts';
+import { metadata } from '../eventstore/contract.ts';
+import { freshDatabase, type TestDatabase } from '../support/database.ts';
+
+const ORGANIZATION = uuid();
+const CUSTOMER = uuid();
+const [A, B, D] = [uuid(), uuid(), uuid()];
+const at = (minute: number) => `2026-03-01T10:${String(minute).padStart(2, '0')}:00.000Z`;
+const meta = (minute: number): CommandMetadata => ({ now: at(minute), actor: 'key_1', organization_id: ORGANIZATION });
+const items = [{ description: 'Maintenance', quantity: 1, unit_price: 1000 }];
+
+const customerCommands: CustomerCommand[] = [
+  { type: 'CreateCustomer', data: { customer_id: CUSTOMER, name: 'Atlas', type: 'b2b', ice: '001234567000089' }, metadata: meta(0) },
+  { type: 'UpdateCustomer', data: { customer_id: CUSTOMER, patch: { name: 'Atlas Deux' } }, metadata: meta(2) },
+  { type: 'UpdateCustomer', data: { customer_id: CUSTOMER, patch: { name: 'Atlas Trois' } }, metadata: meta(5) },
+];
+
+/** The customer as the schedule's create read it, at `version`. */
+function snapshotAt(customers: DomainEvent[], version: number): InvoiceCustomer {
+  const { id, name, type, ice, email, phone, address, status } = (customers[version].data as { customer: Customer }).customer;
+  return { id, name, type, ice, email, phone, address, status };
+}
+
+function scheduleCommands(id: string, customer: InvoiceCustomer, version: number, minute: number, then: ScheduleCommand['type'][]): ScheduleCommand[] {
+  const create: ScheduleCommand = {
+    type: 'CreateSchedule',
+    data: { schedule_id: id, quota_slot: 1, customer, customer_version: version, customer_id: CUSTOMER, frequency: 'monthly', start_date: '2026-03-10', items },
+    metadata: meta(minute),
+  };
+  const next = then.map((type, i): ScheduleCommand => ({
+    type,
+    data: type === 'UpdateSchedule' ? { schedule_id: id, patch: { name: 'Maintenance' } } : { schedule_id: id },
+    metadata: meta(minute + 1 + i),
+  }) as ScheduleCommand);
+  return [create, ...next];
+}
+
+describe('schedules projector applied again', function () {
+  let database: TestDatabase;
+  let store: EventStore;
+
+  const rows = async () => ({
+    schedules: await database.db.selectFrom('recurring_schedules').selectAll().orderBy('id').execute(),
+    runs: await database.db.selectFrom('schedule_runs').selectAll().orderBy('id').execute(),
+    tombstones: await database.db.selectFrom('schedule_tombstones').selectAll().orderBy('id').execute(),
+  });
+  const apply = (batch: RecordedEvent[]) => database.db.transaction().execute((trx) => schedulesProjector.apply(batch, trx));
+  const clear = () => sql`delete from recurring_schedules; delete from schedule_runs; delete from schedule_tombstones`.execute(database.db);
+
+  /**
+   * The log: customer created (v0), A created (name at v0), renamed (v1), B created (name at v1), A
+   * updated, renamed (v2), B deleted, A paused, D created (name at v2). `versioned: false` leaves out
+   * ScheduleCreated's customer_version, as in events appended before migration 0105.
+   */
+  async function appendLog(versioned: boolean): Promise<RecordedEvent[]> {
+    const customers = history(customerDecider, ...customerCommands);
+    const a = history(scheduleDecider, ...scheduleCommands(A, snapshotAt(customers, 0), 0, 1, ['UpdateSchedule', 'PauseSchedule']));
+    const b = history(scheduleDecider, ...scheduleCommands(B, snapshotAt(customers, 1), 1, 3, ['DeleteSchedule']));
+    const d = history(scheduleDecider, ...scheduleCommands(D, snapshotAt(customers, 2), 2, 9, []));
+    const order: [string, DomainEvent][] = [
+      [customerStream(CUSTOMER), customers[0]], [scheduleStream(A), a[0]], [customerStream(CUSTOMER), customers[1]],
+      [scheduleStream(B), b[0]], [scheduleStream(A), a[1]], [customerStream(CUSTOMER), customers[2]],
+      [scheduleStream(B), b[1]], [scheduleStream(A), a[2]], [scheduleStream(D), d[0]],
+    ];
+    for (const [stream, event] of order) {
+      const data = !versioned && event.type === 'ScheduleCreated' ? { ...(event.data as object), customer_version: undefined } : event.data;
+      await store.appendToStream(stream, [{ id: uuid(), type: event.type, data: JSON.parse(JSON.stringify(data)), metadata: metadata({ organization_id: ORGANIZATION }) }], 'any');
+    }
+    return store.readAll(null, 100);
+  }
+
+  beforeEach(async function () {
+    database = await freshDatabase();
+    store = await createPostgresEventStore(database.pool);
+  });
+  afterEach(async function () {
+    await store.close();
+    await database.drop();
+  });
+
+  for (const versioned of [true, false]) {
+    describe(versioned ? 'events that carry the customer version' : 'events appended before the customer version (migration 0105)', function () {
+      it(versioned ? 'any later stretch of the log applied again, in any batching, changes nothing' : 'the whole log gives the same rows in any batching', async function () {
+        const events = await appendLog(versioned);
+        await apply(events);
+        const whole = await rows();
+        expect(whole.schedules.map((s) => [s.id, s.customer_name, s.status])).to.deep.equal(
+          [[A, 'Atlas Trois', 'paused'], [D, 'Atlas Trois', 'active']].sort((x, y) => x[0].localeCompare(y[0])),
+        );
+        expect(whole.schedules.find((s) => s.id === A)!.customer_version).to.equal(2);
+        expect(whole.schedules.find((s) => s.id === D)!.customer_version).to.equal(versioned ? 2 : null);
+        expect(whole.tombstones.map((t) => t.id)).to.deep.equal([B]);
+
+        // One event at a time from the start gives the same rows as the whole log in one batch.
+        await clear();
+        for (const event of events) await apply([event]);
+        expect(await rows()).to.deep.equal(whole);
+
+        await clear();
+        for (let i = 0; i < events.length; i += 2) await apply(events.slice(i, i + 2));
+        expect(await rows()).to.deep.equal(whole);
+
+        // Without the version, a schedule whose customer was not renamed since its creation takes, for
+        // as long as a late runner re-applies the older renames, the older names (docs/architecture.md).
+        if (!versioned) return;
+        // A late runner: from any point of the log on, after each batch it applies again (one event, two,
+        // or all the rest), the rows are still those of the whole log, not an older state.
+        for (let k = 0; k < events.length; k++) {
+          for (const size of [1, 2, events.length]) {
+            for (let i = k; i < events.length; i += size) {
+              await apply(events.slice(i, i + size));
+              expect(await rows(), `events from ${k} on, by ${size}, after ${i}`).to.deep.equal(whole);
+            }
+          }
+        }
+      });
+    });
+  }
+
+  it('a rebuild from position zero gives the live rows, tombstones included', async function () {
+    const events = await appendLog(true);
+    await apply(events);
+    const live = await rows();
+    await rebuildProjection(database.db, store, schedulesProjector);
+    expect(await rows()).to.deep.equal(live);
+  });
+
+  it('migration 0105 fills the tombstones and the customer versions as the projector would have', async function () {
+    const events = await appendLog(false);
+    await apply(events);
+    const live = await rows();
+    await m0105.down(database.db);
+    await sql`delete from recurring_schedules where id = ${B}`.execute(database.db); // as before 0105: no trace of B
+    await m0105.up(database.db);
+    expect(await rows()).to.deep.equal(live);
+  });
+});
