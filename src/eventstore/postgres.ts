@@ -32,7 +32,7 @@ import {
 
 type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
 
-export const EVENT_COLUMNS = 'global_position, transaction_id, stream_id, revision, event_id, type, data, metadata, hash, created_at';
+export const EVENT_COLUMNS = 'global_position, transaction_id, stream_id, revision, event_id, type, data, metadata, hash, created_at, inline_projectors';
 
 function expectedCode(expected: ExpectedRevision): number {
   if (expected === 'any') return -1;
@@ -53,6 +53,7 @@ export function toRecorded(row: any): RecordedEvent {
     position: encodePosition(row.transaction_id, row.global_position),
     hash: row.hash,
     created_at: row.created_at,
+    inlineProjectors: row.inline_projectors ?? 0,
   };
 }
 
@@ -107,6 +108,8 @@ function argumentsAsSql(args: AppendArguments, literal: (value: string) => strin
 export interface InlineProjections {
   /** Whether an inline projection reads this event type (an append with none stays one autocommit statement). */
   handles(type: string): boolean;
+  /** The projectors that write inline, one bit each: the mark es_append stores on the events they write (es_events.inline_projectors). */
+  readonly mark: number;
   /**
    * What the projections must run first in the append's transaction (their locks), as SQL text with
    * literals, or null: sent in the append's own message, one round trip fewer.
@@ -134,8 +137,6 @@ export type InlineStatement = { text: string } | { sql: string; args: string[] }
 /** The whole of the inline projections' writes for one append, sent in its message (InlineProjections.statements). */
 export interface InlineMessage {
   statements: InlineStatement[];
-  /** The message is about to be sent: the runners must skip these events once they commit. */
-  sending(): void;
   /** The message committed, with these events: their rows are written. */
   committed(events: RecordedEvent[]): void;
   /** The append was refused or its outcome is unknown (nothing to skip); `inProjection`: one of the statements failed (a projector bug: the alert). */
@@ -250,9 +251,10 @@ class AppendRefused {
  * Values go as escaped literals (simple protocol: several statements in one
  * message; a projector's prepared statement runs with EXECUTE). now() is
  * the transaction's timestamp, which es_events.created_at defaults to; events
- * whose rows are written here are marked applied_inline (migration 0100), so
- * `projections verify` knows those rows are in the live tables even past the
- * runner's checkpoint.
+ * whose rows are written here are marked applied_inline (migration 0100), and
+ * with the projectors that wrote them (inline_projectors, migration 0106): their
+ * runners, in every process, skip them, and `projections verify` knows those
+ * rows are in the live tables even past the runner's checkpoint.
  *
  * Several streams' advisory locks are all taken first, in the order of their
  * keys: es_append's rule (migration 0100) that a stream's lock comes before
@@ -299,7 +301,6 @@ async function appendAtomically(pool: pg.Pool, appends: StreamAppend[], inline: 
     whole!.refused(err, failedInProjection(err));
     throw new InlineProjectionError(streams.join(', '), err);
   }
-  whole?.sending();
   const locks = appends.length > 1 ? 1 : 0; // es_append locks a lone stream itself
   const applyAfter = withInline && whole === null;
   // A message that is the whole write is one implicit transaction (above); one followed by apply() opens its own.
@@ -310,7 +311,7 @@ async function appendAtomically(pool: pg.Pool, appends: StreamAppend[], inline: 
       : []),
     ...appends.map(
       (a, i) =>
-        `select last_revision, last_transaction, last_position, now() as at from es_append(${literal(a.stream)}, ${expectedCode(a.expected)}, ${argumentsAsSql(args[i], literal)}, ${inlined[i]});`,
+        `select last_revision, last_transaction, last_position, now() as at from es_append(${literal(a.stream)}, ${expectedCode(a.expected)}, ${argumentsAsSql(args[i], literal)}, ${inlined[i]}, ${inlined[i] ? inline!.mark : 0}::smallint);`,
     ),
     ...(opening === null ? [] : [`${opening};`]),
     ...written,
@@ -575,7 +576,7 @@ export async function readTypesFrom(db: Queryable, after: string | null, limit: 
      select * from page
      union all
      select * from (
-       select global_position, transaction_id, null::text, null::bigint, null::uuid, '${CHECKPOINT_MARKER}', null::json, null::json, null::text, null::timestamptz
+       select global_position, transaction_id, null::text, null::bigint, null::uuid, '${CHECKPOINT_MARKER}', null::json, null::json, null::text, null::timestamptz, 0::smallint
        from es_events
        where transaction_id < pg_snapshot_xmin(pg_current_snapshot())
          and (transaction_id, global_position) > ($1::xid8, $2::bigint)

@@ -39,6 +39,12 @@ export interface RecordedEvent<T = unknown> {
   /** Link of the stream's hash chain (src/eventstore/chain.ts, docs/audit.md). */
   hash: string;
   created_at: Date;
+  /**
+   * PostgreSQL store: the projectors that wrote the event's read-model rows in its append's own
+   * transaction, one bit each (INLINE_BITS in src/projections/inline.ts); their runners skip it.
+   * 0 or absent: none (EventStoreDB has no such transaction).
+   */
+  inlineProjectors?: number;
 }
 
 /** An entry of readAllText: `event` is null for another organization's event. */

@@ -9,10 +9,11 @@
  * The runners (runner.ts) still follow the log for these projectors: they
  * own the checkpoints, rebuilds and `projections verify`, and apply what no
  * inline transaction wrote (events appended by other means, rows a rebuild's
- * swap replaced). An event this process has applied inline is skipped by its
- * runner (`InlineApplied`); any other is applied again under the rows'
- * version guard (a row is only replaced by a newer snapshot of its stream),
- * which makes a second application change nothing.
+ * swap replaced). An event whose append wrote a projector's rows carries that
+ * projector's bit (INLINE_BITS), and its runner, in any process, skips it
+ * (but for what a rebuild's swap may have replaced); any other is applied
+ * under the rows' guards (a row is only replaced by a newer snapshot of its
+ * stream), which make a second application change nothing.
  *
  * A projector that throws refuses the append: the transaction rolls back,
  * the error is logged as an alert, and the client gets a 500 with its
@@ -27,33 +28,35 @@ import type { Database } from '../db/schema.ts';
 import type { Projector } from './projector.ts';
 
 /**
- * Ids of the events this process applied inline, recently (bounded): their
- * runners skip them. Recorded before the COMMIT is sent, so a rebuild's swap
- * that committed later than the event always finds the id here when it
- * resets the set (runner.ts: the runner resets it when its checkpoint was
- * moved under it), and the runner then applies those events again.
+ * Each inline projector's bit in es_events.inline_projectors (migration 0106):
+ * an inline append marks its events with the bits of the projectors that
+ * wrote their rows, and those projectors' runners, in every process, skip
+ * them. The log keeps these marks: never renumber or reuse a bit. A projector
+ * made inline gets a new one (inlineProjections refuses one without), and
+ * still applies every event marked before, which does not name it.
+ */
+export const INLINE_BITS: Readonly<Record<string, number>> = {
+  customers: 1,
+  invoices: 2,
+  'invoice-numbers': 4,
+  organizations: 8,
+  schedules: 16,
+};
+
+/**
+ * Positions of the appends whose rows this process wrote inline, recently
+ * (bounded): a write answers from the rows at once when its own append is
+ * one of them (InlineSetup.answered). Forgotten when a rebuild's swap may
+ * have replaced those rows (the runner resets it).
  */
 export class InlineApplied {
-  private readonly ids = new Set<string>();
-  /** Positions of those events: a write asks whether its own went inline (not every append does: INLINE_PROJECTIONS=false, event types no inline projector reads). */
   private readonly positions = new Set<string>();
   constructor(private readonly capacity = 50_000) {}
 
-  add(id: string, position: string): void {
-    this.addId(id);
-    this.addPosition(position);
-  }
-
-  /** An event whose rows are being written inline (its position is not known yet): its runner skips it. */
-  addId(id: string): void {
-    this.ids.add(id);
-    // Sets iterate in insertion order: drop the oldest (its runner then applies it again, harmlessly;
-    // a write that finds its position gone waits for the runner, which has passed it long ago).
-    if (this.ids.size > this.capacity) this.ids.delete(this.ids.values().next().value!);
-  }
-
-  addPosition(position: string): void {
+  add(position: string): void {
     this.positions.add(position);
+    // Sets iterate in insertion order: drop the oldest (a write that finds its position gone waits for the
+    // runner, which has passed it long ago).
     if (this.positions.size > this.capacity) this.positions.delete(this.positions.values().next().value!);
   }
 
@@ -62,17 +65,7 @@ export class InlineApplied {
     return this.positions.has(position);
   }
 
-  has(id: string): boolean {
-    return this.ids.has(id);
-  }
-
-  /** Takes an id out once its runner has passed it. */
-  delete(id: string): void {
-    this.ids.delete(id);
-  }
-
   reset(): void {
-    this.ids.clear();
     this.positions.clear();
   }
 }
@@ -104,6 +97,9 @@ export interface InlineSetup {
 export function inlineProjections(projectors: readonly Projector[], logger: Logger): InlineSetup {
   const applied = new InlineApplied();
   const handled = projectors.map((p) => ({ projector: p, types: new Set(p.handles) }));
+  const unmarked = projectors.filter((p) => INLINE_BITS[p.name] === undefined).map((p) => p.name);
+  if (unmarked.length > 0) throw new Error(`inline projectors without a bit in INLINE_BITS (src/projections/inline.ts): ${unmarked.join(', ')}`);
+  const mark = projectors.reduce((bits, p) => bits | INLINE_BITS[p.name], 0);
   const types = new Set(projectors.flatMap((p) => p.handles));
   /**
    * A projector threw on these events (in opening, statements or apply, or its statements failed): the append
@@ -126,6 +122,7 @@ export function inlineProjections(projectors: readonly Projector[], logger: Logg
     }
   };
   const projections: InlineProjections = {
+    mark,
     handles: (type) => types.has(type),
     opening(events, literal, grouped = false) {
       const texts = handled.flatMap(({ projector, types: mine }) => {
@@ -147,14 +144,10 @@ export function inlineProjections(projectors: readonly Projector[], logger: Logg
         parts.push({ projector, own, statements });
       }
       if (parts.length === 0) return null;
-      const own = events.filter((e) => types.has(e.type));
       return {
         statements: parts.flatMap((p) => p.statements),
-        // As apply() does, before the COMMIT is sent: a runner that reads the events once they commit skips them.
-        sending: () => own.forEach((e) => applied.addId(e.id)),
-        committed: (recorded) => recorded.forEach((e) => types.has(e.type) && applied.addPosition(e.position)),
+        committed: (recorded) => recorded.forEach((e) => types.has(e.type) && applied.add(e.position)),
         refused(err, inProjection) {
-          own.forEach((e) => applied.delete(e.id));
           // Which statement failed is not known (one message): the alert names every projector that had one.
           if (inProjection) alert({ name: parts.map((p) => p.projector.name).join(', ') }, parts.flatMap((p) => p.own), err, grouped);
         },
@@ -173,7 +166,7 @@ export function inlineProjections(projectors: readonly Projector[], logger: Logg
           throw err;
         }
       }
-      for (const e of events) if (types.has(e.type)) applied.add(e.id, e.position);
+      for (const e of events) if (types.has(e.type)) applied.add(e.position);
     },
   };
   const names = new Set(projectors.map((p) => p.name));

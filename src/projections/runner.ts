@@ -27,6 +27,7 @@ import pg from 'pg';
 import { isConnectionError } from '../db/connection.ts';
 import { prepareRepeated } from '../db/prepared.ts';
 import { comparePositions, type EventStore, type RecordedEvent } from '../eventstore/types.ts';
+import { encodePosition } from '../eventstore/position.ts';
 import type { Logger } from '../shared/logger.ts';
 import { ensureCheckpoint, recordFailure } from './checkpoints.ts';
 import type { ProjectionProgress } from './progress.ts';
@@ -34,7 +35,7 @@ import type { Projector } from './projector.ts';
 import { Alarm } from '../shared/alarm.ts';
 import { announcerFor, type ProgressAnnouncer } from './announcer.ts';
 import type { Database } from '../db/schema.ts';
-import type { InlineApplied } from './inline.ts';
+import { INLINE_BITS, type InlineApplied } from './inline.ts';
 
 const FLUSH_MS = 500;
 
@@ -46,9 +47,9 @@ export interface RunnerDeps {
   progress?: ProjectionProgress;
   batchSize?: number;
   /**
-   * Events this process applied inline (inline.ts), for an inline projector:
-   * skipped here. Reset when a rebuild moved the checkpoint, since its swap
-   * may have replaced rows those events wrote.
+   * The appends this process wrote inline (inline.ts), which its writes answer
+   * from at once: forgotten when a rebuild moved the checkpoint, since its
+   * swap may have replaced their rows.
    */
   applied?: InlineApplied;
 }
@@ -94,9 +95,17 @@ export class ProjectionRunner {
   private connDb: Kysely<Database> | null = null;
   /** Set synchronously by the connection's error/end events, before its queries fail. */
   private connLost = false;
+  /** This projector's bit in an event's inline mark (inline.ts): an append that wrote its rows set it. */
+  private readonly bit: number;
+  /**
+   * Up to here (the log's head when this runner last started following), events marked with its bit are
+   * applied anyway: a rebuild's swap may have replaced the rows their appends wrote (see follow()).
+   */
+  private reapplyThrough: string | null = null;
 
   constructor(private readonly deps: RunnerDeps, readonly projector: Projector) {
     this.handles = new Set(projector.handles);
+    this.bit = INLINE_BITS[projector.name] ?? 0;
     this.announce = announcerFor(deps.db, deps.progress ? { name: projector.name, listener: deps.progress.listener } : null);
   }
 
@@ -175,6 +184,13 @@ export class ProjectionRunner {
       select position, updated_at::text as at from projection_checkpoints where name = ${name}`.execute(db);
     this.checkpoint = this.persisted = rows[0]?.position ?? null;
     this.persistedAt = rows[0]?.at ?? null;
+    // Events an append wrote inline are skipped, but not those a rebuild's swap may have undone: the swap
+    // replaces every row written for events past the checkpoint it sets, and their runner learns of it only
+    // later (at its next compare-and-set, or, if it stopped meanwhile, never: this one starts where the rebuild
+    // left the checkpoint). Every event committed before the swap lies at or before the head read now, after
+    // it; those are applied again (the rows' guards make that harmless), and marked ones after it skipped
+    // (their appends waited for the swap's locks and wrote into the new rows).
+    this.reapplyThrough = this.bit === 0 || store.kind !== 'postgres' ? null : await committedHead(db);
     this.deps.progress?.report(name, this.checkpoint);
     if (this.state !== 'failed') this.state = 'running';
     let finish: (why: 'stopped' | 'moved' | 'failed' | 'lost') => void = () => {};
@@ -242,8 +258,7 @@ export class ProjectionRunner {
 
   private async applyBatch(events: RecordedEvent[]): Promise<void> {
     const last = events[events.length - 1].position;
-    const applied = this.projector.inline ? this.deps.applied : undefined;
-    let mine = events.filter((e) => this.handles.has(e.type) && !applied?.has(e.id));
+    let mine = events.filter((e) => this.handles.has(e.type) && !this.writtenInline(e));
     if (mine.length > 0 && this.projector.relevant) mine = await this.projector.relevant(mine, this.deps.db);
     if (mine.length === 0) {
       this.advanced(last);
@@ -252,6 +267,11 @@ export class ProjectionRunner {
     }
     await this.write(last, mine);
     this.advanced(last);
+  }
+
+  /** The event's append wrote this projector's rows, and no rebuild's swap can have replaced them since. */
+  private writtenInline(event: RecordedEvent): boolean {
+    return ((event.inlineProjectors ?? 0) & this.bit) !== 0 && comparePositions(event.position, this.reapplyThrough) > 0;
   }
 
   private advanced(position: string): void {
@@ -313,6 +333,17 @@ export class ProjectionRunner {
     this.writes = done.catch(() => {});
     return done;
   }
+}
+
+/**
+ * The position of the newest event committed, whatever older transaction is
+ * still open (unlike EventStore.headPosition, which stops below the oldest
+ * one: an event committed past it would be missed).
+ */
+async function committedHead(db: Kysely<Database>): Promise<string | null> {
+  const { rows } = await sql<{ tx: string; pos: string }>`
+    select transaction_id::text as tx, global_position::text as pos from es_events order by transaction_id desc, global_position desc limit 1`.execute(db);
+  return rows[0] ? encodePosition(rows[0].tx, rows[0].pos) : null;
 }
 
 /**

@@ -15,6 +15,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { EventStore } from '../eventstore/types.ts';
 import type { Projector } from './projector.ts';
+import { INLINE_BITS } from './inline.ts';
 import { applyInShadow, replay } from './rebuild.ts';
 import { decodePosition } from '../eventstore/position.ts';
 import { EVENT_COLUMNS, toRecorded } from '../eventstore/postgres.ts';
@@ -59,17 +60,19 @@ function differingColumns(live: Record<string, unknown> | null, rebuilt: Record<
 /**
  * An inline projector's live rows also hold the events appended inline after
  * its checkpoint (their append transactions wrote them): the events of its
- * types visible in the copy's snapshot past the checkpoint and marked
- * applied_inline, which the rebuilt side applies too, so both sides stand at
- * the same point. An event appended without inline projections (a process
- * with INLINE_PROJECTIONS=false, the admin CLI) is in the live rows only once
- * the runner has passed it, so past the checkpoint it is left out of both.
+ * types visible in the copy's snapshot past the checkpoint and marked with its
+ * bit (es_events.inline_projectors; before migration 0106, applied_inline
+ * alone), which the rebuilt side applies too, so both sides stand at the same
+ * point. An event appended without inline projections (a process with
+ * INLINE_PROJECTIONS=false, the admin CLI) is in the live rows only once the
+ * runner has passed it, so past the checkpoint it is left out of both.
  */
-async function visibleAfter(trx: Transaction<Database>, after: string | null, types: readonly string[]): Promise<RecordedEvent[]> {
+async function visibleAfter(trx: Transaction<Database>, after: string | null, types: readonly string[], bit: number): Promise<RecordedEvent[]> {
   const { tx, pos } = decodePosition(after);
   const { rows } = await sql<any>`
     select ${sql.raw(EVENT_COLUMNS)} from es_events
-    where (transaction_id, global_position) > (${tx}::xid8, ${pos}::bigint) and type = any(${[...types]}::text[]) and applied_inline
+    where (transaction_id, global_position) > (${tx}::xid8, ${pos}::bigint) and type = any(${[...types]}::text[])
+      and ((inline_projectors & ${bit}::smallint) <> 0 or (inline_projectors = 0 and applied_inline))
     order by transaction_id, global_position`.execute(trx);
   return rows.map(toRecorded);
 }
@@ -89,7 +92,8 @@ export async function verifyProjection(db: Kysely<Database>, store: EventStore, 
           await sql`create table ${sql.id(schema, liveCopy(t))} as select * from ${sql.id('public', t)}`.execute(trx);
         }
         const at = rows[0]?.position ?? null;
-        return { position: at, inlineEvents: projector.inline && store.kind === 'postgres' ? await visibleAfter(trx, at, projector.handles) : [] };
+        const bit = INLINE_BITS[projector.name];
+        return { position: at, inlineEvents: bit !== undefined && store.kind === 'postgres' ? await visibleAfter(trx, at, projector.handles, bit) : [] };
       });
     for (const t of projector.tables) {
       await sql`create table ${sql.id(schema, t)} (like ${sql.id('public', t)} including all)`.execute(db);

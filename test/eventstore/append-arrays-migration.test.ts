@@ -10,6 +10,7 @@ import { sql } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import { verifyLog } from '../../src/audit/verify.ts';
 import * as m0104 from '../../src/db/migrations/0104_es_append_arrays.ts';
+import * as m0106 from '../../src/db/migrations/0106_es_events_inline_projectors.ts';
 import { canonicalBody, chainHashes, GENESIS_HASH, sha256Hex } from '../../src/eventstore/chain.ts';
 import { canonicalJson } from '../../src/eventstore/jcs.ts';
 import { appendArguments, createPostgresEventStore } from '../../src/eventstore/postgres.ts';
@@ -26,6 +27,7 @@ describe('migration 0104: es_append from arrays', function () {
   let database: TestDatabase;
   before(async () => {
     database = await freshDatabase();
+    await m0106.down(database.db); // es_append as 0104 made it
   });
   after(() => database?.drop());
 
@@ -38,6 +40,7 @@ describe('migration 0104: es_append from arrays', function () {
     await sql`select es_append(${stream}, -2, ${eventsAsOneJsonArray([first])}::json)`.execute(database.db);
     await m0104.up(database.db);
     expect(await esAppendSignature(database)).to.equal(ARRAYS);
+    await m0106.up(database.db); // the schema this version's store reads
 
     const store = await createPostgresEventStore(database.pool);
     try {

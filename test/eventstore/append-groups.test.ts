@@ -19,6 +19,7 @@ const refusals: { events: number; inProjection: boolean; grouped: boolean }[] = 
 function rowPerEvent(): PostgresStoreOptions['inline'] {
   return {
     handles: () => true,
+    mark: 1,
     opening: () => null,
     async apply() {
       throw new Error('apply() is not called when statements() answers');
@@ -34,7 +35,6 @@ function rowPerEvent(): PostgresStoreOptions['inline'] {
           ],
         },
       ],
-      sending: () => {},
       committed: () => {},
       refused: (_err, inProjection) => void refusals.push({ events: events.length, inProjection, grouped }),
     }),

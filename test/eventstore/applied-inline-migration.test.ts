@@ -9,6 +9,7 @@ import { sql } from 'kysely';
 import * as m0100 from '../../src/db/migrations/0100_es_events_applied_inline.ts';
 import * as m0103 from '../../src/db/migrations/0103_es_events_json_text.ts';
 import * as m0104 from '../../src/db/migrations/0104_es_append_arrays.ts';
+import * as m0106 from '../../src/db/migrations/0106_es_events_inline_projectors.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 import { esAppendSignature } from '../support/event-store.ts';
 
@@ -19,6 +20,7 @@ describe('migration 0100: es_events.applied_inline', function () {
   let database: TestDatabase;
   before(async () => {
     database = await freshDatabase();
+    await m0106.down(database.db);
     await m0104.down(database.db);
     await m0103.down(database.db); // back to the schema 0100 left (es_append's events as jsonb)
   });

@@ -11,6 +11,7 @@ import { v7 as uuidv7 } from 'uuid';
 import { verifyLog } from '../../src/audit/verify.ts';
 import * as m0103 from '../../src/db/migrations/0103_es_events_json_text.ts';
 import * as m0104 from '../../src/db/migrations/0104_es_append_arrays.ts';
+import * as m0106 from '../../src/db/migrations/0106_es_events_inline_projectors.ts';
 import { canonicalJson } from '../../src/eventstore/jcs.ts';
 import { createPostgresEventStore } from '../../src/eventstore/postgres.ts';
 import type { NewEvent } from '../../src/eventstore/types.ts';
@@ -36,6 +37,7 @@ describe('migration 0103: es_events as the hashed text', function () {
 
   it('rewrites the events stored as jsonb into their canonical text, hashes intact; down and up again', async () => {
     expect(await columnTypes(database)).to.deep.equal({ data: 'json', metadata: 'json' });
+    await m0106.down(database.db);
     await m0104.down(database.db); // es_append as 0103 made it
     expect(await esAppendSignature(database)).to.equal('p_stream text, p_expected bigint, p_events json, p_applied_inline boolean');
     await m0103.down(database.db);
@@ -55,6 +57,7 @@ describe('migration 0103: es_events as the hashed text', function () {
 
     await m0103.up(database.db);
     await m0104.up(database.db);
+    await m0106.up(database.db);
     expect(await columnTypes(database)).to.deep.equal({ data: 'json', metadata: 'json' });
     expect(await texts()).to.deep.equal(before.map((e) => ({ data: canonicalJson(e.data), metadata: canonicalJson(e.metadata) })));
 
@@ -73,6 +76,7 @@ describe('migration 0103: es_events as the hashed text', function () {
     }
   });
   it('rewrites a log longer than one batch, and leaves a value JavaScript cannot print canonically as stored', async () => {
+    await m0106.down(database.db);
     await m0104.down(database.db);
     await m0103.down(database.db);
     // 4,500 events in jsonb (the batch is 2,000), and one whose number JavaScript reads as Infinity.

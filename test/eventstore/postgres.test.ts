@@ -47,6 +47,7 @@ runEventStoreContract('postgres with an inline projection of every event', () =>
   postgresSetup({
     inline: {
       handles: () => true,
+      mark: 1,
       // An opening statement rides in the append's message, in its transaction; apply is told it ran, and
       // finds its mark (else it refuses the append, and the contract's appends fail).
       opening: (events, literal) => `select set_config('invoicing_test.opened', ${literal(events[0].id)}, true)`,
@@ -69,6 +70,7 @@ runEventStoreContract('postgres with an inline projection written in the append 
   postgresSetup({
     inline: {
       handles: () => true,
+      mark: 1,
       opening: () => {
         throw new Error('opening() is not called when statements() answers');
       },
@@ -80,7 +82,6 @@ runEventStoreContract('postgres with an inline projection written in the append 
           { text: `select set_config('invoicing_test.mark', ${literal(events[0].id)}, true)` },
           { sql: "select 1 / (current_setting('invoicing_test.mark', true) = $1::text)::int as checked", args: [literal(events[0].id)] },
         ],
-        sending: () => {},
         committed: (recorded) => recorded.forEach((e) => committedInOneMessage.add(e.id)),
         refused: () => {},
       }),
@@ -136,11 +137,11 @@ describe('postgres event store: an inline write in the append message', function
     const { store, database, cleanup } = await freshPostgresStore({
       inline: {
         handles: () => true,
+        mark: 1,
         opening: () => null,
         async apply() {},
         statements: (events, literal) => ({
           statements: [{ sql: 'insert into inline_test_rows (event_id, n) values ($1::uuid, 1 / $2::int)', args: [literal(events[0].id), literal(fail ? '0' : '1')] }],
-          sending: () => {},
           committed: (recorded) => recorded.forEach((e) => committedInOneMessage.add(e.id)),
           refused: (_err, inProjection) => inProjection && failures++,
         }),
@@ -274,6 +275,7 @@ describe('postgres event store: an inline projection whose opening throws', func
     const { database, store, cleanup } = await freshPostgresStore({
       inline: {
         handles: () => true,
+        mark: 1,
         opening: () => {
           throw new Error('projector bug in opening (test)');
         },

@@ -15,6 +15,7 @@ import { loadConfig, type Role } from '../../src/config.ts';
 import { processParts } from '../../src/main.ts';
 import type { Projector } from '../../src/projections/projector.ts';
 import { verifyProjection } from '../../src/projections/verify.ts';
+import { rebuildProjection } from '../../src/projections/rebuild.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 import { call } from '../support/fixtures.ts';
@@ -30,9 +31,16 @@ interface Started {
   applied: Map<string, string[]>;
 }
 
-/** A server on a fresh database whose projectors record what they apply; `bug` makes one throw. */
-async function start(bug?: { projector: string; when: (e: any) => boolean }, inline: 'true' | 'false' | 'auto' = 'true'): Promise<Started> {
-  const database = await freshDatabase();
+/**
+ * A server on a fresh database (or `on` one) whose projectors record what they apply; `bug` makes one
+ * throw; `roles`: what the process runs (the split layout of docs/scaling.md runs api and projector apart).
+ */
+async function start(
+  bug?: { projector: string; when: (e: any) => boolean },
+  inline: 'true' | 'false' | 'auto' = 'true',
+  { on, roles = ['api', 'projector'] }: { on?: TestDatabase; roles?: Role[] } = {},
+): Promise<Started> {
+  const database = on ?? (await freshDatabase());
   const logs: any[] = [];
   const logger = pino({ level: 'warn' }, { write: (line: string) => void logs.push(JSON.parse(line)) });
   const applied = new Map<string, string[]>();
@@ -55,7 +63,6 @@ async function start(bug?: { projector: string; when: (e: any) => boolean }, inl
       }),
   }));
   const config = loadConfig({ DATABASE_URL: database.url, PORT: '0', INLINE_PROJECTIONS: inline });
-  const roles: Role[] = ['api', 'projector'];
   const server = await startServer(config, logger, roles, { ...processParts, projectors, workers: [] });
   return { server, url: server.url!, database, logs, applied };
 }
@@ -297,6 +304,70 @@ describe('inline projections (PostgreSQL event store)', function () {
       expect((s.applied.get('invoice-numbers') ?? []).length).to.equal(5);
       const numbers = await sql<{ n: number }>`select count(*)::int as n from invoice_numbers`.execute(s.database.db);
       expect(numbers.rows[0].n).to.equal(5);
+    });
+  });
+
+  describe('runners of another process', () => {
+    let api: Started | undefined;
+    let worker: Started | undefined;
+    let later: Started | undefined;
+    afterEach(async () => {
+      await later?.server.stop();
+      await worker?.server.stop();
+      await stop(api);
+    });
+
+    it('skip what an append wrote inline, but apply again what a rebuild swapped away', async () => {
+      // An API process without runners writes inline; a worker process runs them (docs/scaling.md).
+      api = await start(undefined, 'true', { roles: ['api'] });
+      worker = await start(undefined, 'true', { on: api.database, roles: ['projector'] });
+      const client = await invoicesClient({ url: api.url, database: api.database });
+      const customer = await client.customer();
+      const drafts = await Promise.all(Array.from({ length: 20 }, () => client.draft(customer.id)));
+      await Promise.all(drafts.slice(0, 5).map((d) => client.action(d.id, 'finalize')));
+      const atHead = async (s: Started) => {
+        const head = await s.server.runtime.store.headPosition();
+        await until(() => s.server.runners.every((r) => (s.server.runtime.progress.position(r.projector.name) ?? '') >= (head ?? '')), 20_000, 'runners at the head');
+      };
+      await atHead(worker);
+      // The worker's runners started before any write: nothing of the API's to apply again.
+      for (const name of ['invoices', 'customers', 'invoice-numbers']) expect(worker.applied.get(name) ?? [], name).to.deep.equal([]);
+      const marks = await sql<{ n: number }>`select count(*)::int as n from es_events where inline_projectors = 0 and type like 'Invoice%'`.execute(api.database.db);
+      expect(marks.rows[0].n, 'invoice events appended without their mark').to.equal(0);
+
+      // A rebuild while the API writes: its swap replaces the rows written inline past the checkpoint it sets
+      // (the worker stores its checkpoint lazily, so there are some); the worker must write those again.
+      const store = api.server.runtime.store;
+      const invoices = api.server.runtime.projectors.find((p) => p.name === 'invoices')!;
+      let writing = true;
+      const writes = (async () => {
+        let n = 0;
+        while (writing || n < 20) n += (await Promise.all(Array.from({ length: 4 }, () => client.draft(customer.id)))).length;
+        return n;
+      })();
+      await rebuildProjection(api.database.db, store, invoices);
+      writing = false;
+      const written = await writes;
+      await atHead(worker);
+      const db = api.database.db;
+      const count = async (q: string) => (await sql<{ n: number }>`${sql.raw(q)}`.execute(db)).rows[0].n;
+      // The runner learns of the swap at its next checkpoint write (within half a second), then writes them again.
+      const created = await count(`select count(*)::int as n from es_events where type = 'InvoiceCreated'`);
+      expect(created).to.equal(20 + written);
+      await until(async () => (await count(`select count(*)::int as n from invoices`)) === created, 20_000, 'every invoice the swap replaced written again');
+      const verified = await verifyProjection(api.database.db, store, invoices);
+      expect(verified.differences, JSON.stringify(verified.differences).slice(0, 500)).to.deep.equal([]);
+
+      // A runner that starts later (another worker, once this one stops) applies nothing the API wrote inline.
+      await worker.server.stop();
+      worker = undefined;
+      const next = (later = await start(undefined, 'true', { on: api.database, roles: ['projector'] }));
+      await until(() => next.server.runners.every((r) => r.state === 'running'), 20_000, 'the later runners following the log');
+      await Promise.all(Array.from({ length: 10 }, () => client.draft(customer.id)));
+      await atHead(later);
+      const reapplied = later.applied.get('invoices') ?? [];
+      const { rows: lastTen } = await sql<{ id: string }>`select event_id as id from es_events where type = 'InvoiceCreated' order by transaction_id desc, global_position desc limit 10`.execute(api.database.db);
+      expect(reapplied.filter((id) => lastTen.some((r) => r.id === id)), 'written inline after the runner started, applied again').to.deep.equal([]);
     });
   });
 

@@ -25,13 +25,18 @@
 import { sql, type Kysely } from 'kysely';
 import { esAppendJsonFunction, esAppendStreamHead } from './0103_es_events_json_text.ts';
 
-export const esAppendArraysFunction = sql`
+/**
+ * The function; `projectors`: with migration 0106's last parameter,
+ * p_inline_projectors, stored in es_events.inline_projectors.
+ */
+export const esAppendArrays = (projectors: boolean) => sql`
   -- p_expected: >= 0 exact revision, -1 any, -2 no_stream, -3 stream_exists
   -- p_ids, p_types, p_data, p_metadata, p_bodies: one element per event, in order; p_bodies[i] is the hex sha256
   --   of event i's RFC 8785 text; data and metadata are stored as the text they are given
-  -- p_applied_inline: the caller writes the events' read-model rows in this same transaction
+  -- p_applied_inline: the caller writes the events' read-model rows in this same transaction${sql.raw(projectors ? `
+  -- p_inline_projectors: which projectors write them (bits: src/projections/inline.ts); their runners skip the events` : '')}
   create function es_append(p_stream text, p_expected bigint, p_ids uuid[], p_types text[], p_data json[], p_metadata json[],
-                            p_bodies text[], p_applied_inline boolean default false)
+                            p_bodies text[], p_applied_inline boolean default false${sql.raw(projectors ? ', p_inline_projectors smallint default 0' : '')})
   returns table (last_revision bigint, last_transaction xid8, last_position bigint)
   language plpgsql as $$
   declare
@@ -49,10 +54,10 @@ export const esAppendArraysFunction = sql`
     end if;
 ${esAppendStreamHead}
     if v_count = 1 then -- nearly every append: no loop, no unnest
-      insert into es_events (stream_id, revision, event_id, type, data, metadata, hash, applied_inline)
+      insert into es_events (stream_id, revision, event_id, type, data, metadata, hash, applied_inline${sql.raw(projectors ? ', inline_projectors' : '')})
       values (p_stream, v_prev + 1, p_ids[1], p_types[1], p_data[1], p_metadata[1],
               encode(sha256(convert_to(v_hash || E'\\n' || p_stream || E'\\n' || (v_prev + 1)::text || E'\\n' || p_bodies[1], 'UTF8')), 'hex'),
-              p_applied_inline)
+              p_applied_inline${sql.raw(projectors ? ', p_inline_projectors' : '')})
       returning transaction_id, global_position into v_tx, v_pos;
     else
       v_hashes := array_fill(null::text, array[v_count::int]);
@@ -63,8 +68,8 @@ ${esAppendStreamHead}
         v_hashes[i] := v_hash;
       end loop;
       with inserted as (
-        insert into es_events (stream_id, revision, event_id, type, data, metadata, hash, applied_inline)
-        select p_stream, v_prev + u.ord, u.id, u.t, u.d, u.m, v_hashes[u.ord], p_applied_inline
+        insert into es_events (stream_id, revision, event_id, type, data, metadata, hash, applied_inline${sql.raw(projectors ? ', inline_projectors' : '')})
+        select p_stream, v_prev + u.ord, u.id, u.t, u.d, u.m, v_hashes[u.ord], p_applied_inline${sql.raw(projectors ? ', p_inline_projectors' : '')}
         from unnest(p_ids, p_types, p_data, p_metadata) with ordinality as u(id, t, d, m, ord)
         order by u.ord
         returning es_events.transaction_id, es_events.global_position
@@ -74,6 +79,8 @@ ${esAppendStreamHead}
     return query select v_prev + v_count, v_tx, v_pos;
   end;
   $$`;
+
+export const esAppendArraysFunction = esAppendArrays(false);
 
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`drop function es_append(text, bigint, json, boolean)`.execute(db);

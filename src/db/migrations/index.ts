@@ -48,4 +48,5 @@ export const migrations: Record<string, Migration> = {
   '0103_es_events_json_text': onDemand(() => import('./0103_es_events_json_text.ts')),
   '0104_es_append_arrays': onDemand(() => import('./0104_es_append_arrays.ts')),
   '0105_schedule_guards': onDemand(() => import('./0105_schedule_guards.ts')),
+  '0106_es_events_inline_projectors': onDemand(() => import('./0106_es_events_inline_projectors.ts')),
 };
