@@ -232,20 +232,22 @@ describe('audit export into a pipe its reader closes early (`| head`)', function
 });
 
 describe('audit export: Casablanca day boundaries', function () {
-  it('places midnight at UTC+1 (winter 2026) and takes [from 00:00, to+1 00:00)', async function () {
-    expect(casablancaMidnight('2026-11-23').toISOString()).to.equal('2026-11-22T23:00:00.000Z');
+  it('places midnight at UTC+1 (January 2026) and takes [from 00:00, to+1 00:00)', async function () {
+    // January 2026: UTC+1 in every time zone database a supported Node carries (tzdata 2026c moves Morocco
+    // to UTC+0 from 2026-09-20; Node 20 carries 2025c, which does not know it yet).
+    expect(casablancaMidnight('2026-01-13').toISOString()).to.equal('2026-01-12T23:00:00.000Z');
     const database = await freshDatabase();
     const store = await createPostgresEventStore(database.pool);
     try {
       const org = uuidv7();
-      const at = ['2026-11-22T22:59:59.999Z', '2026-11-22T23:00:00.000Z', '2026-11-24T22:59:59.999Z', '2026-11-24T23:00:00.000Z'];
+      const at = ['2026-01-12T22:59:59.999Z', '2026-01-12T23:00:00.000Z', '2026-01-14T22:59:59.999Z', '2026-01-14T23:00:00.000Z'];
       for (const occurred_at of at) {
         await store.appendToStream(`thing-${uuidv7()}`, [{ id: uuidv7(), type: 'T', data: { occurred_at }, metadata: { organization_id: org, actor: 'system', request_id: null, correlation_id: null, causation_id: null, occurred_at } }], 'no_stream');
       }
       const out = new PassThrough();
       let text = '';
       out.on('data', (c) => (text += c));
-      const n = await exportEvents(store, out, { organizationId: org, from: '2026-11-23', to: '2026-11-24', format: 'jsonl' });
+      const n = await exportEvents(store, out, { organizationId: org, from: '2026-01-13', to: '2026-01-14', format: 'jsonl' });
       expect(n).to.equal(2);
       expect(text.trimEnd().split('\n').map((l) => JSON.parse(l).occurred_at)).to.deep.equal([at[1], at[2]]);
     } finally {

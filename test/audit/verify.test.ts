@@ -317,12 +317,14 @@ describe('audit digest: the daily worker', function () {
 
   it('writes one digest per organization per Casablanca day, and verify checks them', async function () {
     s = await setup();
-    const day1 = new Date('2026-11-23T10:00:00.000Z');
+    // January 2026: Casablanca is at UTC+1 in every time zone database a supported Node carries (tzdata
+    // 2026c moves it to UTC+0 from 2026-09-20; Node 20 carries 2025c, which does not know it yet).
+    const day1 = new Date('2026-01-13T10:00:00.000Z');
     const first = await recordDueDigests(s.database.db, s.store, day1);
     expect(first.map((d) => d.organization_id).sort()).to.deep.equal([s.org, s.other].sort());
-    expect(await recordDueDigests(s.database.db, s.store, new Date('2026-11-23T22:30:00.000Z'))).to.deep.equal([]);
-    // 23:30 UTC on the 23rd is already the 24th in Casablanca (UTC+1).
-    const next = await recordDueDigests(s.database.db, s.store, new Date('2026-11-23T23:30:00.000Z'));
+    expect(await recordDueDigests(s.database.db, s.store, new Date('2026-01-13T22:30:00.000Z'))).to.deep.equal([]);
+    // 23:30 UTC on the 13th is already the 14th in Casablanca (UTC+1).
+    const next = await recordDueDigests(s.database.db, s.store, new Date('2026-01-13T23:30:00.000Z'));
     expect(next).to.have.length(2);
     expect(next.every((d) => d.revision === 1)).to.equal(true);
     const report = await verifyLog(s.store, { organizations: [s.org, s.other] });
