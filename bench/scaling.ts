@@ -48,17 +48,31 @@ async function startLayout(database: BenchDatabase, split: boolean): Promise<Lay
   return { name: '2 API + 1 worker', apis, all: [...apis, worker] };
 }
 
-async function cpuOf(database: BenchDatabase, layout: Layout): Promise<number> {
+/** CPU so far of the layout's API processes, its worker (if any), and all their PostgreSQL connections, in ms. */
+async function cpuOf(database: BenchDatabase, layout: Layout): Promise<Cpu> {
   const { rows } = await database.pool.query("select pid from pg_stat_activity where application_name like 'invoicing%'");
-  return layout.all.reduce((a, p) => a + processCpuMs(p.pid), 0) + rows.reduce((a, r) => a + processCpuMs(r.pid), 0);
+  const worker = layout.all.filter((p) => !layout.apis.includes(p));
+  return {
+    api: layout.apis.reduce((a, p) => a + processCpuMs(p.pid), 0),
+    worker: worker.reduce((a, p) => a + processCpuMs(p.pid), 0),
+    pg: rows.reduce((a, r) => a + processCpuMs(r.pid), 0),
+  };
+}
+
+interface Cpu {
+  api: number;
+  worker: number;
+  pg: number;
 }
 
 interface Tally {
   count: number;
   ms: number;
-  cpu: number;
+  cpu: Cpu;
   latencies: number[];
 }
+
+const total = (c: Cpu) => c.api + c.worker + c.pg;
 
 export async function run(): Promise<void> {
   const server = await startBenchServer();
@@ -94,10 +108,10 @@ export async function run(): Promise<void> {
             const r = await runConcurrently(n, C, task, { latencies: true });
             const cpu1 = await cpuOf(database, layout);
             const key = `${what}|${layout.name}`;
-            const t = tallies.get(key) ?? { count: 0, ms: 0, cpu: 0, latencies: [] };
+            const t = tallies.get(key) ?? { count: 0, ms: 0, cpu: { api: 0, worker: 0, pg: 0 }, latencies: [] };
             t.count += n;
             t.ms += r.elapsedMs;
-            t.cpu += cpu1 - cpu0;
+            for (const part of ['api', 'worker', 'pg'] as const) t.cpu[part] += cpu1[part] - cpu0[part];
             t.latencies.push(...r.latencies);
             tallies.set(key, t);
           }
@@ -107,16 +121,21 @@ export async function run(): Promise<void> {
       }
     }
     const rows: Cell[][] = [];
+    const parts: Cell[][] = [];
     for (const what of ['create', 'list']) {
       const base = tallies.get(`${what}|all-in-one (1 process)`)!;
       for (const name of ['all-in-one (1 process)', '2 API + 1 worker']) {
         const t = tallies.get(`${what}|${name}`)!;
         const lat = summarize(t.latencies);
         const rate = (t.count / t.ms) * 1000;
-        rows.push([what, name, t.count, `${rate.toFixed(0)}/s`, fmtMs(lat.p50), fmtMs(lat.p99), `${(t.cpu / t.count).toFixed(2)} ms`, `${(rate / ((base.count / base.ms) * 1000)).toFixed(2)}x`]);
+        rows.push([what, name, t.count, `${rate.toFixed(0)}/s`, fmtMs(lat.p50), fmtMs(lat.p99), `${(total(t.cpu) / t.count).toFixed(2)} ms`, `${(rate / ((base.count / base.ms) * 1000)).toFixed(2)}x`]);
+        const per = (ms: number) => `${(ms / t.count).toFixed(2)} ms`;
+        parts.push([what, name, per(t.cpu.api), t.cpu.worker === 0 ? '-' : per(t.cpu.worker), per(t.cpu.pg)]);
       }
     }
     console.log(formatTable(['case', 'layout', 'requests', 'throughput', 'p50', 'p99', 'CPU/req (all processes + pg)', 'vs all-in-one'], rows));
+    console.log('\nCPU per request by part (the all-in-one process counts as its API process):');
+    console.log(formatTable(['case', 'layout', 'API process(es)', 'worker', 'PostgreSQL'], parts));
   } finally {
     await database.drop();
     await server.stop();
