@@ -18,7 +18,7 @@ import type { Database } from '../db/schema.ts';
 /** What the wait needs of the process's runtime (src/runtime.ts provides it). */
 export interface CatchUpDeps {
   database: { db: Kysely<Database>; url: string };
-  /** Events this process applied inline, which its runners skip (inline.ts). */
+  /** The appends this process wrote inline (inline.ts): its writes answer from them; a rebuild's swap makes it forget them. */
   inline?: { applied: InlineApplied } | null;
   store: EventStore;
   logger: Logger;

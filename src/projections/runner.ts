@@ -218,8 +218,9 @@ export class ProjectionRunner {
     const stopWatch = setInterval(() => this.stopped && finish('stopped'), 50);
     const why = await ended;
     clearInterval(stopWatch);
-    // The swap of a rebuild may have replaced rows that events applied inline had written:
-    // apply everything from the stored checkpoint on (version guards make repeats harmless).
+    // The swap of a rebuild may have replaced rows that this process's appends wrote inline: its writes
+    // stop answering from them and wait for this runner, which follows again from the stored checkpoint
+    // and applies every event up to the head it reads then (follow(), reapplyThrough).
     if (why === 'moved') this.deps.applied?.reset();
     await sub.stop();
     this.moved = null;

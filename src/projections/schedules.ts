@@ -1,16 +1,20 @@
 /**
  * recurring_schedules and schedule_runs read models. Every schedule event
  * carries the whole schedule (docs/events.md, snapshot rule) and occurrence
- * events carry their run, so applying a batch is: upsert the newest snapshot
- * per schedule, upsert the newest state per run, delete what was deleted
- * (leaving a tombstone), and rename customers on their schedules (customer
- * events) for search.
+ * events carry their run, so applying a batch is: note each customer's
+ * newest name (customer events, in schedule_customers), upsert the newest
+ * snapshot per schedule, upsert the newest state per run, delete what was
+ * deleted (leaving a tombstone), and give the schedules of the customers
+ * concerned the newest name known, for search.
  *
  * Idempotent and order-safe: rows are only replaced by a snapshot of the
  * same or a newer version, a name only by a newer version of the customer,
  * and a deleted schedule's rows are never written again. So any stretch of
  * the log applied again (a batch delivered twice, a runner re-applying what
- * an append wrote inline) changes nothing (migration 0105).
+ * an append wrote inline), in any batching, gives the same rows (migrations
+ * 0105, 0107). The customers' names are the projector's own table, not the
+ * customers read model: a rebuild replays this projector alone, and must
+ * find the names as they were at each point of the log.
  */
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { CUSTOMER_EVENT_TYPES, type Customer } from '../commands/customer/events.ts';
@@ -19,7 +23,7 @@ import type { RecordedEvent } from '../eventstore/types.ts';
 import { foldForSearch } from '../shared/search.ts';
 import type { Projector } from './projector.ts';
 import type { Database } from '../db/schema.ts';
-import type { RecurringSchedulesTable, ScheduleRunsTable } from '../db/tables/schedules.ts';
+import type { RecurringSchedulesTable, ScheduleCustomersTable, ScheduleRunsTable } from '../db/tables/schedules.ts';
 
 function scheduleRow(organizationId: string, s: Schedule, customerName: string, customerVersion: number | null): RecurringSchedulesTable {
   return {
@@ -79,32 +83,19 @@ interface BatchChanges {
   schedules: Map<string, RecurringSchedulesTable>;
   runs: Map<string, ScheduleRunsTable>;
   deleted: Map<string, { organizationId: string; at: Date }>;
-  /**
-   * Schedules whose ScheduleCreated is in the batch without the customer's version (appended before
-   * migration 0105): the customer's events before it in the batch must not rename them, and only the
-   * order tells (with a version, the version does).
-   */
-  unversioned: Set<string>;
-  /** customer id -> the newest name in the batch, for the rows that existed before it. */
-  renames: Map<string, { name: string; organizationId: string; version: number }>;
+  /** customer id -> its newest name and version in the batch. */
+  customers: Map<string, ScheduleCustomersTable>;
 }
 
-/** Whether a customer event of `version` is newer than the name a row has (null: from an unknown version). */
-const isNewer = (version: number, row: { customer_version: number | null }) => row.customer_version === null || row.customer_version < version;
-
 function collect(events: RecordedEvent[]): BatchChanges {
-  const changes: BatchChanges = { schedules: new Map(), runs: new Map(), deleted: new Map(), unversioned: new Set(), renames: new Map() };
+  const changes: BatchChanges = { schedules: new Map(), runs: new Map(), deleted: new Map(), customers: new Map() };
   for (const e of events) {
     const organizationId = e.metadata.organization_id;
     if (!organizationId) throw new Error(`${e.type} ${e.id} lacks metadata.organization_id`);
     if ((CUSTOMER_EVENT_TYPES as readonly string[]).includes(e.type)) {
-      const customer = (e.data as { customer: Customer }).customer;
-      const newest = changes.renames.get(customer.id);
-      if (!newest || newest.version < customer.version) changes.renames.set(customer.id, { name: customer.name, organizationId, version: customer.version });
-      // Rows of this batch that existed at this point of the log take the name here (the upsert keeps the newer one).
-      for (const row of changes.schedules.values()) {
-        if (row.customer_id === customer.id && isNewer(customer.version, row)) renamed(row, customer.name, customer.version);
-      }
+      const { id, name, version } = (e.data as { customer: Customer }).customer;
+      const newest = changes.customers.get(id);
+      if (!newest || newest.version < version) changes.customers.set(id, { id, organization_id: organizationId, name, name_search: foldForSearch(name), version });
       continue;
     }
     const event = { type: e.type, data: e.data } as ScheduleEvent;
@@ -114,10 +105,10 @@ function collect(events: RecordedEvent[]): BatchChanges {
     }
     const s = event.data.schedule;
     const known = changes.schedules.get(s.id);
+    // Only a creation says the customer's name (and from which version); later events keep the row's.
     const row = event.type === 'ScheduleCreated'
       ? scheduleRow(organizationId, s, event.data.customer_name, event.data.customer_version ?? null)
       : scheduleRow(organizationId, s, known?.customer_name ?? '', known?.customer_version ?? null);
-    if (event.type === 'ScheduleCreated' && row.customer_version === null) changes.unversioned.add(s.id);
     if (!known || known.version <= s.version) changes.schedules.set(s.id, row);
     if (event.type === 'ScheduleOccurrenceGenerated' || event.type === 'ScheduleOccurrenceFailed') {
       const run = runRow(organizationId, s.id, event.data.run, s.version, e.created_at);
@@ -127,12 +118,6 @@ function collect(events: RecordedEvent[]): BatchChanges {
     }
   }
   return changes;
-}
-
-function renamed(row: RecurringSchedulesTable, name: string, version: number): void {
-  row.customer_name = name;
-  row.customer_search = foldForSearch(name);
-  row.customer_version = version;
 }
 
 const SCHEDULE_UPDATED = [
@@ -156,13 +141,21 @@ const NAME_IF_NEWER = Object.fromEntries(['customer_name', 'customer_search', 'c
 export const schedulesProjector: Projector = {
   name: 'schedules',
   handles: [...SCHEDULE_EVENT_TYPES, ...CUSTOMER_EVENT_TYPES],
-  tables: ['recurring_schedules', 'schedule_runs', 'schedule_tombstones'],
+  tables: ['recurring_schedules', 'schedule_runs', 'schedule_tombstones', 'schedule_customers'],
   async apply(events, transaction: Transaction<any>) {
     const trx = transaction as unknown as Kysely<Database>;
-    const { schedules, runs, deleted, unversioned, renames } = collect(events);
+    const { schedules, runs, deleted, customers } = collect(events);
+    // First the customers' names: every schedule row below takes the newest one known.
+    if (customers.size > 0) {
+      await trx
+        .insertInto('schedule_customers') // unqualified: a rebuild points search_path at its shadow schema
+        .values([...customers.values()])
+        .onConflict((oc) => oc.column('id').doUpdateSet(excluded(['name', 'name_search', 'version'])).where('schedule_customers.version', '<', sql.ref<number>('excluded.version')))
+        .execute();
+    }
     if (schedules.size > 0) {
       await trx
-        .insertInto('recurring_schedules') // unqualified: a rebuild points search_path at its shadow schema
+        .insertInto('recurring_schedules')
         .values([...schedules.values()])
         .onConflict((oc) => oc.column('id').doUpdateSet({ ...excluded(SCHEDULE_UPDATED), ...NAME_IF_NEWER }).where('recurring_schedules.version', '<=', sql.ref<number>('excluded.version')))
         .execute();
@@ -190,17 +183,18 @@ export const schedulesProjector: Projector = {
              runs as (delete from schedule_runs where schedule_id in (select id from gone))
         delete from recurring_schedules where id in (select id from gone)`.execute(trx);
     }
-    // The customer's newest name of the batch, only over an older one: applied again late, a rename changes
-    // nothing (rows created in the batch took the names of the events after their creation in collect()).
-    for (const [customerId, { name, organizationId, version }] of renames) {
-      let rename = trx
-        .updateTable('recurring_schedules')
-        .set({ customer_name: name, customer_search: foldForSearch(name), customer_version: version })
-        .where('customer_id', '=', customerId)
-        .where('organization_id', '=', organizationId)
-        .where((eb) => eb.or([eb('customer_version', 'is', null), eb('customer_version', '<', version)]));
-      if (unversioned.size > 0) rename = rename.where('id', 'not in', [...unversioned]);
-      await rename.execute();
+    // The customer's newest name known, on the rows this batch wrote (a creation read before a rename
+    // committed, a row a later event wrote first) and on every row of the customers it renamed; only over an
+    // older one, so that whatever is applied again, and however batched, the rows end the same.
+    const renamed = [...customers.keys()];
+    if (touched.length > 0 || renamed.length > 0) {
+      await sql`
+        update recurring_schedules r
+           set customer_name = c.name, customer_search = c.name_search, customer_version = c.version
+          from schedule_customers c
+         where c.id = r.customer_id and c.organization_id = r.organization_id
+           and c.version > coalesce(r.customer_version, -1)
+           and (r.id = any(${touched}::uuid[]) or r.customer_id = any(${renamed}::uuid[]))`.execute(trx);
     }
   },
 };

@@ -2,7 +2,7 @@
  * Inline projections on the PostgreSQL event store (src/projections/inline.ts,
  * docs/architecture.md "Inline projections"): rows committed with their
  * events, writes answered without waiting for a runner, runners that do not
- * apply an event this process applied inline, `projections verify` with rows
+ * apply an event an append wrote inline (this process's or another's, but for what a rebuild swapped away), `projections verify` with rows
  * ahead of the checkpoint (and, with inline projections off, without them),
  * and a projector bug that refuses the write
  * cleanly (500 with the request id, an alert in the log, neither the event

@@ -3,8 +3,9 @@
  * projections"): a runner that lags re-applies events an append already
  * wrote inline, from its checkpoint on. Whatever stretch of the log comes
  * again, and however it is batched, the rows stay those of the whole log:
- * a customer's older name never comes back over a newer one, and a deleted
- * schedule never comes back at all (migration 0105).
+ * a customer's older name never comes back over a newer one, every schedule
+ * ends with the newest name, and a deleted schedule never comes back at all
+ * (migrations 0105, 0107).
  */
 import { expect } from 'chai';
 import { sql } from 'kysely';
@@ -18,18 +19,20 @@ import type { ScheduleCommand } from '../../src/commands/schedule/commands.ts';
 import { scheduleDecider } from '../../src/commands/schedule/decider.ts';
 import { scheduleStream } from '../../src/commands/schedule/events.ts';
 import * as m0105 from '../../src/db/migrations/0105_schedule_guards.ts';
+import * as m0107 from '../../src/db/migrations/0107_schedule_customers.ts';
 import { createPostgresEventStore } from '../../src/eventstore/postgres.ts';
 import type { DomainEvent } from '../../src/commands/shared/decider.ts';
 import type { EventStore, RecordedEvent } from '../../src/eventstore/types.ts';
 import { rebuildProjection } from '../../src/projections/rebuild.ts';
 import { schedulesProjector } from '../../src/projections/schedules.ts';
+import { customersProjector } from '../../src/projections/customers.ts';
 import { history } from '../unit/given.ts';
 import { metadata } from '../eventstore/contract.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 
 const ORGANIZATION = uuid();
 const CUSTOMER = uuid();
-const [A, B, D] = [uuid(), uuid(), uuid()];
+const [A, B, D, E] = [uuid(), uuid(), uuid(), uuid()];
 const at = (minute: number) => `2026-03-01T10:${String(minute).padStart(2, '0')}:00.000Z`;
 const meta = (minute: number): CommandMetadata => ({ now: at(minute), actor: 'key_1', organization_id: ORGANIZATION });
 const items = [{ description: 'Maintenance', quantity: 1, unit_price: 1000 }];
@@ -68,24 +71,27 @@ describe('schedules projector applied again', function () {
     schedules: await database.db.selectFrom('recurring_schedules').selectAll().orderBy('id').execute(),
     runs: await database.db.selectFrom('schedule_runs').selectAll().orderBy('id').execute(),
     tombstones: await database.db.selectFrom('schedule_tombstones').selectAll().orderBy('id').execute(),
+    customers: await database.db.selectFrom('schedule_customers').selectAll().orderBy('id').execute(),
   });
   const apply = (batch: RecordedEvent[]) => database.db.transaction().execute((trx) => schedulesProjector.apply(batch, trx));
-  const clear = () => sql`delete from recurring_schedules; delete from schedule_runs; delete from schedule_tombstones`.execute(database.db);
+  const clear = () => sql`delete from recurring_schedules; delete from schedule_runs; delete from schedule_tombstones; delete from schedule_customers`.execute(database.db);
 
   /**
    * The log: customer created (v0), A created (name at v0), renamed (v1), B created (name at v1), A
-   * updated, renamed (v2), B deleted, A paused, D created (name at v2). `versioned: false` leaves out
-   * ScheduleCreated's customer_version, as in events appended before migration 0105.
+   * updated, renamed (v2), E created from a read of the customer at v1 (made before the rename committed),
+   * B deleted, A paused, D created (name at v2). `versioned: false` leaves out ScheduleCreated's
+   * customer_version, as in events appended before migration 0105.
    */
   async function appendLog(versioned: boolean): Promise<RecordedEvent[]> {
     const customers = history(customerDecider, ...customerCommands);
     const a = history(scheduleDecider, ...scheduleCommands(A, snapshotAt(customers, 0), 0, 1, ['UpdateSchedule', 'PauseSchedule']));
     const b = history(scheduleDecider, ...scheduleCommands(B, snapshotAt(customers, 1), 1, 3, ['DeleteSchedule']));
     const d = history(scheduleDecider, ...scheduleCommands(D, snapshotAt(customers, 2), 2, 9, []));
+    const e = history(scheduleDecider, ...scheduleCommands(E, snapshotAt(customers, 1), 1, 6, []));
     const order: [string, DomainEvent][] = [
       [customerStream(CUSTOMER), customers[0]], [scheduleStream(A), a[0]], [customerStream(CUSTOMER), customers[1]],
       [scheduleStream(B), b[0]], [scheduleStream(A), a[1]], [customerStream(CUSTOMER), customers[2]],
-      [scheduleStream(B), b[1]], [scheduleStream(A), a[2]], [scheduleStream(D), d[0]],
+      [scheduleStream(E), e[0]], [scheduleStream(B), b[1]], [scheduleStream(A), a[2]], [scheduleStream(D), d[0]],
     ];
     for (const [stream, event] of order) {
       const data = !versioned && event.type === 'ScheduleCreated' ? { ...(event.data as object), customer_version: undefined } : event.data;
@@ -105,15 +111,15 @@ describe('schedules projector applied again', function () {
 
   for (const versioned of [true, false]) {
     describe(versioned ? 'events that carry the customer version' : 'events appended before the customer version (migration 0105)', function () {
-      it(versioned ? 'any later stretch of the log applied again, in any batching, changes nothing' : 'the whole log gives the same rows in any batching', async function () {
+      it('any later stretch of the log applied again, in any batching, changes nothing', async function () {
         const events = await appendLog(versioned);
         await apply(events);
         const whole = await rows();
-        expect(whole.schedules.map((s) => [s.id, s.customer_name, s.status])).to.deep.equal(
-          [[A, 'Atlas Trois', 'paused'], [D, 'Atlas Trois', 'active']].sort((x, y) => x[0].localeCompare(y[0])),
+        // Every schedule shows the customer's newest name, E too (created from an older read).
+        expect(whole.schedules.map((s) => [s.id, s.customer_name, s.customer_version, s.status])).to.deep.equal(
+          [[A, 'Atlas Trois', 2, 'paused'], [D, 'Atlas Trois', 2, 'active'], [E, 'Atlas Trois', 2, 'active']].sort((x, y) => String(x[0]).localeCompare(String(y[0]))),
         );
-        expect(whole.schedules.find((s) => s.id === A)!.customer_version).to.equal(2);
-        expect(whole.schedules.find((s) => s.id === D)!.customer_version).to.equal(versioned ? 2 : null);
+        expect(whole.customers.map((c) => [c.id, c.name, c.name_search, c.version])).to.deep.equal([[CUSTOMER, 'Atlas Trois', 'atlas trois', 2]]);
         expect(whole.tombstones.map((t) => t.id)).to.deep.equal([B]);
 
         // One event at a time from the start gives the same rows as the whole log in one batch.
@@ -125,9 +131,6 @@ describe('schedules projector applied again', function () {
         for (let i = 0; i < events.length; i += 2) await apply(events.slice(i, i + 2));
         expect(await rows()).to.deep.equal(whole);
 
-        // Without the version, a schedule whose customer was not renamed since its creation takes, for
-        // as long as a late runner re-applies the older renames, the older names (docs/architecture.md).
-        if (!versioned) return;
         // A late runner: from any point of the log on, after each batch it applies again (one event, two,
         // or all the rest), the rows are still those of the whole log, not an older state.
         for (let k = 0; k < events.length; k++) {
@@ -150,13 +153,31 @@ describe('schedules projector applied again', function () {
     expect(await rows()).to.deep.equal(live);
   });
 
-  it('migration 0105 fills the tombstones and the customer versions as the projector would have', async function () {
+  it("a row a later event wrote first (its creation swapped away by a rebuild) gets its creation's name", async function () {
+    const events = await appendLog(true);
+    await apply(events);
+    const whole = await rows();
+    const [created, updated] = events.filter((e) => e.stream === scheduleStream(A));
+    await sql`delete from recurring_schedules where id = ${A}`.execute(database.db);
+    await apply([updated]);
+    await apply([created]);
+    await apply(events.filter((e) => e.stream === scheduleStream(A)).slice(2));
+    expect(await rows()).to.deep.equal(whole);
+  });
+
+  it('migrations 0105 and 0107 fill the tombstones, the customers and their versions as the projector would have', async function () {
     const events = await appendLog(false);
     await apply(events);
+    // The migration reads the customers read model, as the server keeps it.
+    const ofCustomers = events.filter((e) => customersProjector.handles.includes(e.type));
+    await database.db.transaction().execute((trx) => customersProjector.apply(ofCustomers, trx));
     const live = await rows();
+    await m0107.down(database.db);
     await m0105.down(database.db);
-    await sql`delete from recurring_schedules where id = ${B}`.execute(database.db); // as before 0105: no trace of B
+    // As before 0105: no trace of B; names as the renames left them.
+    await sql`delete from recurring_schedules where id = ${B}`.execute(database.db);
     await m0105.up(database.db);
+    await m0107.up(database.db);
     expect(await rows()).to.deep.equal(live);
   });
 });

@@ -1,5 +1,5 @@
 /**
- * The recurring-schedule read models (migrations 0030, 0031, 0105; projector
+ * The recurring-schedule read models (migrations 0030, 0031, 0105, 0107; projector
  * src/projections/schedules.ts; queries src/queries/schedules.ts; the
  * reactions' outbox src/workers/schedule-reactions.ts).
  */
@@ -25,6 +25,19 @@ export interface RecurringSchedulesTable extends Omit<Schedule, 'items' | 'pendi
   pending_failure: PendingFailure | string | null;
   created_at: Date | string;
   updated_at: Date | string;
+}
+
+/**
+ * Each customer's newest name as the schedules projector read it from the customer events (migration 0107):
+ * schedules take their customer_name from here, never from the customers read model (a rebuild of this
+ * projector must find the names as they were at each point of the log).
+ */
+export interface ScheduleCustomersTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  name_search: string;
+  version: number;
 }
 
 /** A deleted schedule (migration 0105): the projector never writes its rows again. */
@@ -65,5 +78,6 @@ export interface SchedulesTables {
   recurring_schedules: RecurringSchedulesTable;
   schedule_runs: ScheduleRunsTable;
   schedule_tombstones: ScheduleTombstonesTable;
+  schedule_customers: ScheduleCustomersTable;
   schedule_reactions: ScheduleReactionsTable;
 }
