@@ -127,6 +127,9 @@ const SCHEDULE_UPDATED = [
 ] as const;
 const RUN_UPDATED = ['run_date', 'invoice_id', 'invoice_number', 'status', 'error_code', 'error_message', 'version', 'updated_at'] as const;
 
+/** Advisory lock class of a customer's turn ('SCHC'; ids hashed): see apply(). */
+const CUSTOMER_TURN = 0x53434843;
+
 const excluded = (columns: readonly string[]) => Object.fromEntries(columns.map((c) => [c, sql.ref(`excluded.${c}`)]));
 
 /**
@@ -145,6 +148,17 @@ export const schedulesProjector: Projector = {
   async apply(events, transaction: Transaction<any>) {
     const trx = transaction as unknown as Kysely<Database>;
     const { schedules, runs, deleted, customers } = collect(events);
+    // A customer's creation renames nothing: no schedule can name the customer before it is created.
+    const renamed = [...customers.values()].filter((c) => c.version > 0).map((c) => c.id);
+    // Renames and the writes of the customers' schedules take turns, per customer: otherwise a schedule
+    // created while a rename commits sees neither the new name (not committed yet when it reads
+    // schedule_customers) nor is seen by the rename (its row not committed yet), and keeps the old name.
+    // Taken in one order by everyone (the keys sorted), so two batches cannot wait for each other.
+    const turns = [...new Set([...renamed, ...[...schedules.values()].map((s) => s.customer_id)])];
+    if (turns.length > 0) {
+      await sql`select count(pg_advisory_xact_lock(${CUSTOMER_TURN}, k))
+                  from (select distinct hashtext(id) as k from unnest(${turns}::text[]) as id order by k) keys`.execute(trx);
+    }
     // First the customers' names: every schedule row below takes the newest one known.
     if (customers.size > 0) {
       await trx
@@ -186,7 +200,6 @@ export const schedulesProjector: Projector = {
     // The customer's newest name known, on the rows this batch wrote (a creation read before a rename
     // committed, a row a later event wrote first) and on every row of the customers it renamed; only over an
     // older one, so that whatever is applied again, and however batched, the rows end the same.
-    const renamed = [...customers.keys()];
     if (touched.length > 0 || renamed.length > 0) {
       await sql`
         update recurring_schedules r

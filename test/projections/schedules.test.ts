@@ -17,7 +17,7 @@ import { customerStream, type Customer } from '../../src/commands/customer/event
 import type { InvoiceCustomer } from '../../src/commands/invoice/commands.ts';
 import type { ScheduleCommand } from '../../src/commands/schedule/commands.ts';
 import { scheduleDecider } from '../../src/commands/schedule/decider.ts';
-import { scheduleStream } from '../../src/commands/schedule/events.ts';
+import { scheduleStream, type Schedule } from '../../src/commands/schedule/events.ts';
 import * as m0105 from '../../src/db/migrations/0105_schedule_guards.ts';
 import * as m0107 from '../../src/db/migrations/0107_schedule_customers.ts';
 import { createPostgresEventStore } from '../../src/eventstore/postgres.ts';
@@ -25,10 +25,10 @@ import type { DomainEvent } from '../../src/commands/shared/decider.ts';
 import type { EventStore, RecordedEvent } from '../../src/eventstore/types.ts';
 import { rebuildProjection } from '../../src/projections/rebuild.ts';
 import { schedulesProjector } from '../../src/projections/schedules.ts';
-import { customersProjector } from '../../src/projections/customers.ts';
 import { history } from '../unit/given.ts';
 import { metadata } from '../eventstore/contract.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
+import { until } from '../support/wait.ts';
 
 const ORGANIZATION = uuid();
 const CUSTOMER = uuid();
@@ -74,6 +74,13 @@ describe('schedules projector applied again', function () {
     customers: await database.db.selectFrom('schedule_customers').selectAll().orderBy('id').execute(),
   });
   const apply = (batch: RecordedEvent[]) => database.db.transaction().execute((trx) => schedulesProjector.apply(batch, trx));
+  /** B's row as the projector before 0105 wrote it (no customer version, no tombstone check). */
+  const schedulesProjectorBefore0105 = async ([created]: RecordedEvent[]) => {
+    const s = (created.data as { schedule: Schedule }).schedule;
+    await sql`insert into recurring_schedules select * from json_populate_record(null::recurring_schedules, ${JSON.stringify({
+      ...s, organization_id: ORGANIZATION, customer_name: 'Atlas Deux', customer_search: 'atlas deux', name_search: '', items: s.items, pending_failure: null,
+    })}::json)`.execute(database.db);
+  };
   const clear = () => sql`delete from recurring_schedules; delete from schedule_runs; delete from schedule_tombstones; delete from schedule_customers`.execute(database.db);
 
   /**
@@ -153,6 +160,33 @@ describe('schedules projector applied again', function () {
     expect(await rows()).to.deep.equal(live);
   });
 
+  it('a schedule created while a rename commits ends with the new name: the two take turns', async function () {
+    const events = await appendLog(true);
+    const rename = events.find((e) => e.type === 'CustomerUpdated' && (e.data as { customer: Customer }).customer.version === 2)!;
+    const creation = events.find((e) => e.stream === scheduleStream(E))!; // read the customer at v1
+    await apply(events.filter((e) => e !== rename && e !== creation));
+    // The rename is applied and not committed yet; E's creation comes meanwhile, in another transaction.
+    let commit!: () => void;
+    const held = new Promise<void>((resolve) => (commit = resolve));
+    const renaming = database.db.transaction().execute(async (trx) => {
+      await schedulesProjector.apply([rename], trx);
+      await held;
+    });
+    const waiting = async () =>
+      (await sql<{ n: number }>`select count(*)::int as n from pg_locks where locktype = 'advisory' and classid = ${0x53434843} and not granted`.execute(database.db)).rows[0].n;
+    let creating: Promise<unknown> = Promise.resolve();
+    try {
+      await until(async () => (await sql<{ n: number }>`select count(*)::int as n from pg_locks where locktype = 'advisory' and classid = ${0x53434843} and granted`.execute(database.db)).rows[0].n > 0, 10_000, 'the rename holding its turn');
+      creating = apply([creation]);
+      await until(async () => (await waiting()) > 0, 10_000, "the creation waiting for the rename's turn");
+    } finally {
+      commit();
+      await Promise.all([renaming, creating]);
+    }
+    const row = await database.db.selectFrom('recurring_schedules').select(['customer_name', 'customer_version']).where('id', '=', E).executeTakeFirstOrThrow();
+    expect(row).to.deep.equal({ customer_name: 'Atlas Trois', customer_version: 2 });
+  });
+
   it("a row a later event wrote first (its creation swapped away by a rebuild) gets its creation's name", async function () {
     const events = await appendLog(true);
     await apply(events);
@@ -168,14 +202,13 @@ describe('schedules projector applied again', function () {
   it('migrations 0105 and 0107 fill the tombstones, the customers and their versions as the projector would have', async function () {
     const events = await appendLog(false);
     await apply(events);
-    // The migration reads the customers read model, as the server keeps it.
-    const ofCustomers = events.filter((e) => customersProjector.handles.includes(e.type));
-    await database.db.transaction().execute((trx) => customersProjector.apply(ofCustomers, trx));
     const live = await rows();
     await m0107.down(database.db);
     await m0105.down(database.db);
-    // As before 0105: no trace of B; names as the renames left them.
-    await sql`delete from recurring_schedules where id = ${B}`.execute(database.db);
+    // As the projector before 0105 could leave them: an older rename applied again over A's name, and
+    // the deleted B brought back by its creation applied again.
+    await sql`update recurring_schedules set customer_name = 'Atlas Deux', customer_search = 'atlas deux' where id = ${A}`.execute(database.db);
+    await schedulesProjectorBefore0105(events.filter((e) => e.stream === scheduleStream(B)).slice(0, 1));
     await m0105.up(database.db);
     await m0107.up(database.db);
     expect(await rows()).to.deep.equal(live);

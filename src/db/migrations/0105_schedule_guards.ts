@@ -16,9 +16,11 @@ import { sql, type Kysely } from 'kysely';
  *   after its ScheduleDeleted no longer brings the row back.
  *
  * Both are filled here as a rebuild from the log would fill them: the
- * tombstones from the ScheduleDeleted events, and customer_version from the
- * last event of the customer after the schedule's ScheduleCreated (the last
- * rename the row received), so `projections verify` finds no difference.
+ * tombstones from the ScheduleDeleted events (and the rows of a deleted
+ * schedule that the earlier projector brought back, by applying its events
+ * again, go), and customer_version from the last event of the customer after
+ * the schedule's ScheduleCreated (the last rename the row received; migration
+ * 0107 then gives every row its customer's newest name).
  */
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`
@@ -36,6 +38,8 @@ export async function up(db: Kysely<any>): Promise<void> {
       select (data->>'schedule_id')::uuid, (metadata->>'organization_id')::uuid, created_at
       from es_events where type = 'ScheduleDeleted'
       on conflict do nothing;
+    delete from schedule_runs where schedule_id in (select id from schedule_tombstones);
+    delete from recurring_schedules where id in (select id from schedule_tombstones);
     update recurring_schedules r set customer_version = (
       select max(e.revision) from es_events e, es_events c
        where e.stream_id = 'customer-' || r.customer_id

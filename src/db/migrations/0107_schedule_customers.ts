@@ -17,9 +17,11 @@ import { foldForSearch } from '../../shared/search.ts';
  * rebuild of the schedules projector (which replays its events alone) finds
  * the names as they were at each point of the log.
  *
- * Filled here from the customers read model, which holds the same newest
- * name and version of every customer; the schedule rows then take them, as
- * a rebuild would give them.
+ * Filled here from the log (the last event of each customer stream, as the
+ * projector would have read it; not the customers read model, whose runner
+ * may stand elsewhere in the log), and every schedule row then takes its
+ * customer's newest name, as a rebuild gives it (also over a name the earlier
+ * projector left stale by applying an older rename again).
  */
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`
@@ -32,20 +34,28 @@ export async function up(db: Kysely<any>): Promise<void> {
     );
     comment on table schedule_customers is
       'newest name of each customer as the schedules projector read it from the customer events; schedules take their customer_name from it'`.execute(db);
-  let after = '00000000-0000-0000-0000-000000000000';
+  // Streams `customer-<id>`, from the last backwards, by pages.
+  let before: string | null = null;
   for (;;) {
-    const { rows } = await sql<{ id: string; organization_id: string; name: string; version: number }>`
-      select id, organization_id, name, version from customers where id > ${after}::uuid order by id limit 5000`.execute(db);
+    const { rows } = await sql<{ stream_id: string; id: string; organization_id: string; name: string; version: string }>`
+      select distinct on (stream_id) stream_id, data->'customer'->>'id' as id, metadata->>'organization_id' as organization_id,
+             data->'customer'->>'name' as name, revision::text as version
+        from es_events
+       where stream_id like 'customer-%' and (${before}::text is null or stream_id < ${before})
+       order by stream_id desc, revision desc
+       limit 5000`.execute(db);
     if (rows.length === 0) break;
-    await db.insertInto('schedule_customers').values(rows.map((c) => ({ ...c, name_search: foldForSearch(c.name) }))).execute();
-    after = rows[rows.length - 1].id;
+    await db
+      .insertInto('schedule_customers')
+      .values(rows.map((c) => ({ id: c.id, organization_id: c.organization_id, name: c.name, name_search: foldForSearch(c.name), version: Number(c.version) })))
+      .execute();
+    before = rows[rows.length - 1].stream_id;
   }
   await sql`
     update recurring_schedules r
        set customer_name = c.name, customer_search = c.name_search, customer_version = c.version
       from schedule_customers c
-     where c.id = r.customer_id and c.organization_id = r.organization_id
-       and c.version > coalesce(r.customer_version, -1)`.execute(db);
+     where c.id = r.customer_id and c.organization_id = r.organization_id`.execute(db);
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
