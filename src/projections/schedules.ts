@@ -127,6 +127,16 @@ const SCHEDULE_UPDATED = [
 ] as const;
 const RUN_UPDATED = ['run_date', 'invoice_id', 'invoice_number', 'status', 'error_code', 'error_message', 'version', 'updated_at'] as const;
 
+/**
+ * A run's state comes from its newest event; its created_at from its first, whichever came first here (a
+ * retried run's failure applied again after its success, once a rebuild's swap took the row away).
+ */
+const RUN_IF_NEWER = {
+  ...Object.fromEntries(RUN_UPDATED.map((c) => [c, sql`case
+    when schedule_runs.version <= excluded.version then excluded.${sql.ref(c)} else schedule_runs.${sql.ref(c)} end`])),
+  created_at: sql<Date>`least(schedule_runs.created_at, excluded.created_at)`,
+};
+
 /** Advisory lock class of a customer's turn ('SCHC'; ids hashed): see apply(). */
 const CUSTOMER_TURN = 0x53434843;
 
@@ -178,7 +188,12 @@ export const schedulesProjector: Projector = {
       await trx
         .insertInto('schedule_runs')
         .values([...runs.values()])
-        .onConflict((oc) => oc.column('id').doUpdateSet(excluded(RUN_UPDATED)).where('schedule_runs.version', '<=', sql.ref<number>('excluded.version')))
+        .onConflict((oc) =>
+          oc
+            .column('id')
+            .doUpdateSet(RUN_IF_NEWER)
+            .where((eb) => eb.or([eb('schedule_runs.version', '<=', sql.ref<number>('excluded.version')), eb(sql.ref('excluded.created_at'), '<', sql.ref('schedule_runs.created_at'))])),
+        )
         .execute();
     }
     if (deleted.size > 0) {

@@ -199,6 +199,34 @@ describe('schedules projector applied again', function () {
     expect(await rows()).to.deep.equal(whole);
   });
 
+  it("a retried run's failure applied again after its success keeps the run's first created_at and its newest state", async function () {
+    const customers = history(customerDecider, ...customerCommands);
+    const create = scheduleCommands(D, snapshotAt(customers, 0), 0, 1, [])[0];
+    const run = (type: 'RecordFailure' | 'RecordOccurrence', minute: number): ScheduleCommand => ({
+      type,
+      data: type === 'RecordFailure'
+        ? { schedule_id: D, seq: 0, today: '2026-03-10', error: { code: 'CUSTOMER_INACTIVE', message: 'inactive' } }
+        : { schedule_id: D, seq: 0, invoice_id: uuid(), invoice_number: null },
+      metadata: meta(minute),
+    }) as ScheduleCommand;
+    const decided = history(scheduleDecider, create, run('RecordFailure', 2), run('RecordOccurrence', 3));
+    await store.appendToStream(customerStream(CUSTOMER), [{ id: uuid(), type: customers[0].type, data: JSON.parse(JSON.stringify(customers[0].data)), metadata: metadata({ organization_id: ORGANIZATION }) }], 'no_stream');
+    for (const event of decided) {
+      await store.appendToStream(scheduleStream(D), [{ id: uuid(), type: event.type, data: JSON.parse(JSON.stringify(event.data)), metadata: metadata({ organization_id: ORGANIZATION }) }], 'any');
+    }
+    const events = await store.readAll(null, 100);
+    expect(events.map((e) => e.type)).to.deep.equal(['CustomerCreated', 'ScheduleCreated', 'ScheduleOccurrenceFailed', 'ScheduleOccurrenceGenerated']);
+    for (const event of events) await apply([event]);
+    const whole = await rows();
+    expect(whole.runs.map((r) => r.status)).to.deep.equal(['success']);
+    expect(new Date(whole.runs[0].created_at).getTime()).to.equal(events[2].created_at.getTime());
+    // A rebuild's swap took the run away; the success is written again first, then the failure.
+    await sql`delete from schedule_runs`.execute(database.db);
+    await apply([events[3]]);
+    await apply([events[2]]);
+    expect(await rows()).to.deep.equal(whole);
+  });
+
   it('migrations 0105 and 0107 fill the tombstones, the customers and their versions as the projector would have', async function () {
     const events = await appendLog(false);
     await apply(events);
