@@ -9,7 +9,11 @@
  * api,projector,webhooks`: it serves the API and projects what the tick
  * writes, while it writes); the schedules are created through the schedule
  * command handler (not timed); the tick runs in the benchmark's process through
- * the scheduler's own code (runSchedulerTick), so exactly one tick is timed.
+ * the scheduler's own code (runSchedulerTick), so exactly one tick is timed,
+ * on an event store with the inline projections a scheduler process has
+ * (src/runtime.ts; until 2026-11-27 it had none, and the service's runners
+ * projected the tick's writes in batches: docs/performance.md "The scheduler's
+ * tick with inline projections").
  * Afterwards every invoice is checked: 5,000 of them, numbered, the numbers
  * of each organization exactly 1..N.
  *
@@ -27,6 +31,8 @@ import { createSchedule } from '../src/commands/schedule/handler.ts';
 import { versionedCustomerSnapshot } from '../src/queries/customers.ts';
 import { freePort } from '../src/db/embedded.ts';
 import { createPostgresEventStore } from '../src/eventstore/postgres.ts';
+import { inlineProjections } from '../src/projections/inline.ts';
+import { readModelProjectors } from '../src/read-models.ts';
 import { silentLogger } from '../src/shared/logger.ts';
 import { runSchedulerTick } from '../src/workers/scheduler.ts';
 import { expectStatus, request } from './invoices-http.ts';
@@ -119,7 +125,10 @@ export async function run(): Promise<void> {
     // 500 schedules per organization, due today (Africa/Casablanca), through the schedule command handler
     // (the API's create path without HTTP: seeding is not what is measured).
     const today = businessToday(new Date());
-    const store = await createPostgresEventStore(database.pool, database.url);
+    // With the inline projections a scheduler process has (src/runtime.ts): the tick's appends write their
+    // read-model rows, and the service's runners skip them (docs/architecture.md "Inline projections").
+    const inline = inlineProjections(readModelProjectors.filter((p) => p.inline), silentLogger);
+    const store = await createPostgresEventStore(database.pool, database.url, { inline: inline.projections });
     const snapshots = await Promise.all(tenants.map((t, o) => versionedCustomerSnapshot(database.pool, t.organizationId, customers[o])));
     await runConcurrently(OCCURRENCES, CONCURRENCY, (i) => {
       const o = i % ORGANIZATIONS;
