@@ -21,6 +21,7 @@ import { CUSTOMER_EVENT_TYPES, type Customer } from '../commands/customer/events
 import { SCHEDULE_EVENT_TYPES, type Schedule, type ScheduleEvent, type ScheduleRun } from '../commands/schedule/events.ts';
 import type { RecordedEvent } from '../eventstore/types.ts';
 import { foldForSearch } from '../shared/search.ts';
+import { sqlLiteral } from '../eventstore/sql-literal.ts';
 import type { Projector } from './projector.ts';
 import type { Database } from '../db/schema.ts';
 import type { RecurringSchedulesTable, ScheduleCustomersTable, ScheduleRunsTable } from '../db/tables/schedules.ts';
@@ -137,8 +138,35 @@ const RUN_IF_NEWER = {
   created_at: sql<Date>`least(schedule_runs.created_at, excluded.created_at)`,
 };
 
-/** Advisory lock class of a customer's turn ('SCHC'; ids hashed): see apply(). */
+/** Advisory lock class of a customer's turn ('SCHC'; ids hashed): see turnsText(). */
 const CUSTOMER_TURN = 0x53434843;
+
+/**
+ * Renames and the writes of the customers' schedules take turns, per
+ * customer: otherwise a schedule created while a rename commits sees
+ * neither the new name (not committed yet when it reads schedule_customers)
+ * nor is seen by the rename (its row not committed yet), and keeps the old
+ * name. The statement that takes the batch's turns, first in its transaction
+ * (Projector.opening: the runner sends it with its BEGIN, an inline append in
+ * its message), or null. A customer's creation renames nothing (no schedule
+ * can name a customer before it exists) and takes none; a deletion writes no
+ * name. Taken in one order by everyone (the keys sorted), so two batches
+ * cannot wait for each other.
+ */
+function turnsText(events: readonly Pick<RecordedEvent, 'type' | 'data'>[], literal: (value: string) => string): string | null {
+  const ids = new Set<string>();
+  for (const e of events) {
+    if ((CUSTOMER_EVENT_TYPES as readonly string[]).includes(e.type)) {
+      const { id, version } = (e.data as { customer: Customer }).customer;
+      if (version > 0) ids.add(id);
+    } else if (e.type !== 'ScheduleDeleted') {
+      ids.add((e.data as { schedule: Schedule }).schedule.customer_id);
+    }
+  }
+  if (ids.size === 0) return null;
+  return `select count(pg_advisory_xact_lock(${CUSTOMER_TURN}, k))
+            from (select distinct hashtext(id) as k from unnest(array[${[...ids].map(literal).join(', ')}]::text[]) as id order by k) keys`;
+}
 
 const excluded = (columns: readonly string[]) => Object.fromEntries(columns.map((c) => [c, sql.ref(`excluded.${c}`)]));
 
@@ -155,20 +183,14 @@ export const schedulesProjector: Projector = {
   name: 'schedules',
   handles: [...SCHEDULE_EVENT_TYPES, ...CUSTOMER_EVENT_TYPES],
   tables: ['recurring_schedules', 'schedule_runs', 'schedule_tombstones', 'schedule_customers'],
-  async apply(events, transaction: Transaction<any>) {
+  opening: (events, literal) => turnsText(events, literal),
+  async apply(events, transaction: Transaction<any>, options) {
     const trx = transaction as unknown as Kysely<Database>;
     const { schedules, runs, deleted, customers } = collect(events);
-    // A customer's creation renames nothing: no schedule can name the customer before it is created.
     const renamed = [...customers.values()].filter((c) => c.version > 0).map((c) => c.id);
-    // Renames and the writes of the customers' schedules take turns, per customer: otherwise a schedule
-    // created while a rename commits sees neither the new name (not committed yet when it reads
-    // schedule_customers) nor is seen by the rename (its row not committed yet), and keeps the old name.
-    // Taken in one order by everyone (the keys sorted), so two batches cannot wait for each other.
-    const turns = [...new Set([...renamed, ...[...schedules.values()].map((s) => s.customer_id)])];
-    if (turns.length > 0) {
-      await sql`select count(pg_advisory_xact_lock(${CUSTOMER_TURN}, k))
-                  from (select distinct hashtext(id) as k from unnest(${turns}::text[]) as id order by k) keys`.execute(trx);
-    }
+    // The customers' turns, unless opening() took them in the runner's or the append's message.
+    const turns = options?.opened ? null : turnsText(events, sqlLiteral);
+    if (turns !== null) await sql.raw(turns).execute(trx);
     // First the customers' names: every schedule row below takes the newest one known.
     if (customers.size > 0) {
       await trx

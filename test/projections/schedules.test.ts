@@ -27,6 +27,7 @@ import { rebuildProjection } from '../../src/projections/rebuild.ts';
 import { schedulesProjector } from '../../src/projections/schedules.ts';
 import { history } from '../unit/given.ts';
 import { metadata } from '../eventstore/contract.ts';
+import { sqlLiteral } from '../../src/eventstore/sql-literal.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 import { until } from '../support/wait.ts';
 
@@ -185,6 +186,23 @@ describe('schedules projector applied again', function () {
     }
     const row = await database.db.selectFrom('recurring_schedules').select(['customer_name', 'customer_version']).where('id', '=', E).executeTakeFirstOrThrow();
     expect(row).to.deep.equal({ customer_name: 'Atlas Trois', customer_version: 2 });
+  });
+
+  it("says the customers' turns as the statement that opens the batch; a customer's creation alone takes none", async function () {
+    const events = await appendLog(true);
+    const created = events.filter((e) => e.type === 'CustomerCreated');
+    expect(schedulesProjector.opening!(created, sqlLiteral)).to.equal(null);
+    const turns = schedulesProjector.opening!(events, sqlLiteral)!;
+    expect(turns).to.match(/pg_advisory_xact_lock/).and.to.include(`'${CUSTOMER}'`);
+    // Sent first (as the runner and an inline append do), then apply() told so: the turn is held, the rows written.
+    const whole = await database.db.transaction().execute(async (trx) => {
+      await sql.raw(turns).execute(trx);
+      await schedulesProjector.apply(events, trx, { opened: true });
+      const { rows: held } = await sql<{ n: number }>`select count(*)::int as n from pg_locks where locktype = 'advisory' and classid = ${0x53434843} and pid = pg_backend_pid()`.execute(trx);
+      return held[0].n;
+    });
+    expect(whole).to.equal(1);
+    expect((await rows()).schedules).to.have.length(3);
   });
 
   it("a row a later event wrote first (its creation swapped away by a rebuild) gets its creation's name", async function () {
