@@ -28,7 +28,7 @@ import { insertKey } from '../src/accounts/keys.ts';
 import { bundleScopes } from '../src/accounts/scopes.ts';
 import { businessToday } from '../src/commands/schedule/calendar.ts';
 import { createSchedule } from '../src/commands/schedule/handler.ts';
-import { versionedCustomerSnapshot } from '../src/queries/customers.ts';
+import { readModelFacts } from '../src/queries/invoice-facts.ts';
 import { freePort } from '../src/db/embedded.ts';
 import { createPostgresEventStore } from '../src/eventstore/postgres.ts';
 import { inlineProjections } from '../src/projections/inline.ts';
@@ -129,13 +129,14 @@ export async function run(): Promise<void> {
     // read-model rows, and the service's runners skip them (docs/architecture.md "Inline projections").
     const inline = inlineProjections(readModelProjectors.filter((p) => p.inline), silentLogger);
     const store = await createPostgresEventStore(database.pool, database.url, { inline: inline.projections });
-    const snapshots = await Promise.all(tenants.map((t, o) => versionedCustomerSnapshot(database.pool, t.organizationId, customers[o])));
+    const facts = readModelFacts(database.pool);
+    const snapshots = await Promise.all(tenants.map((t, o) => facts.customer(t.organizationId, customers[o])));
     await runConcurrently(OCCURRENCES, CONCURRENCY, (i) => {
       const o = i % ORGANIZATIONS;
       const metadata = { organization_id: tenants[o].organizationId, actor: 'bench', request_id: null, correlation_id: null, causation_id: null, occurred_at: new Date().toISOString() };
       const input = { customer_id: customers[o], frequency: 'monthly' as const, start_date: today, auto_finalize: true, items };
       const used = Math.floor(i / ORGANIZATIONS);
-      return createSchedule({ store, organizationId: tenants[o].organizationId, metadata }, { scheduleId: uuidv7(), input, customer: snapshots[o]?.customer ?? null, customerVersion: snapshots[o]?.version ?? null, quota: PER_ORGANIZATION, used });
+      return createSchedule({ store, organizationId: tenants[o].organizationId, metadata }, { scheduleId: uuidv7(), input, customer: snapshots[o], quota: PER_ORGANIZATION, used });
     });
     const projected = async () => Number((await sql<{ n: string }>`select count(*) as n from recurring_schedules where status = 'active'`.execute(database.db)).rows[0].n);
     while ((await projected()) < OCCURRENCES) await new Promise((r) => setTimeout(r, 500));

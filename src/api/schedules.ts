@@ -20,7 +20,6 @@ import {
 import { publicSchedule } from '../commands/schedule/events.ts';
 import type { InvoiceResult } from '../commands/invoice/handlers.ts';
 import { readModelFacts } from '../queries/invoice-facts.ts';
-import { versionedCustomerSnapshot } from '../queries/customers.ts';
 import { countQuotaSchedules, getSchedule, listSchedules, planOf, scheduleHistory, type ScheduleListQuery } from '../queries/schedules.ts';
 import { upcomingRunDates } from '../commands/schedule/calendar.ts';
 import { notFound } from '../shared/errors.ts';
@@ -32,6 +31,7 @@ import * as schemas from './schemas/schedules.ts';
 import { invoiceWithCustomerSchema } from './schemas/invoices.ts';
 import { validateNewSchedule, validateSchedulePatch } from '../commands/schedule/validate.ts';
 import { FieldErrors } from '../commands/field-rules.ts';
+import { isUuid } from '../shared/ids.ts';
 import { asRecord, fieldErrorsOf, type BodyCheckContext } from './body-check.ts';
 
 const organizationOf = (ctx: RequestContext) => ctx.organizationId!; // organization routes always have one
@@ -91,8 +91,8 @@ const today = () => businessToday(new Date());
 async function newScheduleErrors(ctx: BodyCheckContext, body: unknown) {
   const input = asRecord(body);
   const id = input.customer_id;
-  const found = await versionedCustomerSnapshot(ctx.rt.database.pool, ctx.organizationId!, id);
-  return fieldErrorsOf(() => validateNewSchedule({ ...input, customer_id: typeof id === 'string' ? id.toLowerCase() : id } as never, found?.customer ?? null));
+  const customer = typeof id === 'string' && isUuid(id) ? await readModelFacts(ctx.rt.database.pool).customer(ctx.organizationId!, id.toLowerCase()) : null;
+  return fieldErrorsOf(() => validateNewSchedule({ ...input, customer_id: typeof id === 'string' ? id.toLowerCase() : id } as never, customer));
 }
 
 function schedulePatchErrors(body: unknown) {
@@ -148,11 +148,9 @@ export const scheduleRoutes: RouteSpec[] = [
     errors: ['QUOTA_EXCEEDED'],
     async handler(ctx, { body }) {
       const { quota, used } = await quotaOf(ctx);
-      const found = await versionedCustomerSnapshot(ctx.rt.database.pool, organizationOf(ctx), body.customer_id);
+      const customer = await readModelFacts(ctx.rt.database.pool).customer(organizationOf(ctx), body.customer_id);
       const input = { ...body, customer_id: typeof body.customer_id === 'string' ? body.customer_id.toLowerCase() : body.customer_id };
-      const result = await createSchedule(write(ctx), {
-        scheduleId: ctx.newId('schedule'), input, customer: found?.customer ?? null, customerVersion: found?.version ?? null, quota, used,
-      });
+      const result = await createSchedule(write(ctx), { scheduleId: ctx.newId('schedule'), input, customer, quota, used });
       return answer(ctx, result, 201);
     },
   },

@@ -26,14 +26,14 @@ import type { Projector } from './projector.ts';
 import type { Database } from '../db/schema.ts';
 import type { RecurringSchedulesTable, ScheduleCustomersTable, ScheduleRunsTable } from '../db/tables/schedules.ts';
 
-function scheduleRow(organizationId: string, s: Schedule, customerName: string, customerVersion: number | null): RecurringSchedulesTable {
+function scheduleRow(organizationId: string, s: Schedule, customerName: string): RecurringSchedulesTable {
   return {
     id: s.id,
     organization_id: organizationId,
     name: s.name,
     customer_id: s.customer_id,
     customer_name: customerName,
-    customer_version: customerVersion,
+    customer_version: null, // set with the newest name known, after the upsert (apply())
     frequency: s.frequency,
     interval_count: s.interval_count,
     day_of_month: s.day_of_month,
@@ -106,10 +106,9 @@ function collect(events: RecordedEvent[]): BatchChanges {
     }
     const s = event.data.schedule;
     const known = changes.schedules.get(s.id);
-    // Only a creation says the customer's name (and from which version); later events keep the row's.
-    const row = event.type === 'ScheduleCreated'
-      ? scheduleRow(organizationId, s, event.data.customer_name, event.data.customer_version ?? null)
-      : scheduleRow(organizationId, s, known?.customer_name ?? '', known?.customer_version ?? null);
+    // Only a creation says the customer's name; later events keep the row's.
+    const customerName = event.type === 'ScheduleCreated' ? event.data.customer_name : (known?.customer_name ?? '');
+    const row = scheduleRow(organizationId, s, customerName);
     if (!known || known.version <= s.version) changes.schedules.set(s.id, row);
     if (event.type === 'ScheduleOccurrenceGenerated' || event.type === 'ScheduleOccurrenceFailed') {
       const run = runRow(organizationId, s.id, event.data.run, s.version, e.created_at);
@@ -170,15 +169,6 @@ function turnsText(events: readonly Pick<RecordedEvent, 'type' | 'data'>[], lite
 
 const excluded = (columns: readonly string[]) => Object.fromEntries(columns.map((c) => [c, sql.ref(`excluded.${c}`)]));
 
-/**
- * The customer's name on a row already there changes only for a newer version
- * of the customer (a row from a schedule event other than its creation carries
- * no name of its own: null version, the row's stays).
- */
-const NAME_IF_NEWER = Object.fromEntries(['customer_name', 'customer_search', 'customer_version'].map((c) => [c, sql`case
-  when excluded.customer_version > coalesce(recurring_schedules.customer_version, -1) then excluded.${sql.ref(c)}
-  else recurring_schedules.${sql.ref(c)} end`]));
-
 export const schedulesProjector: Projector = {
   name: 'schedules',
   handles: [...SCHEDULE_EVENT_TYPES, ...CUSTOMER_EVENT_TYPES],
@@ -203,7 +193,7 @@ export const schedulesProjector: Projector = {
       await trx
         .insertInto('recurring_schedules')
         .values([...schedules.values()])
-        .onConflict((oc) => oc.column('id').doUpdateSet({ ...excluded(SCHEDULE_UPDATED), ...NAME_IF_NEWER }).where('recurring_schedules.version', '<=', sql.ref<number>('excluded.version')))
+        .onConflict((oc) => oc.column('id').doUpdateSet(excluded(SCHEDULE_UPDATED)).where('recurring_schedules.version', '<=', sql.ref<number>('excluded.version')))
         .execute();
     }
     if (runs.size > 0) {

@@ -11,7 +11,6 @@ import type { Kysely } from 'kysely';
 import type pg from 'pg';
 import type { Customer, CustomerStatus, CustomerType } from '../commands/customer/events.ts';
 import type { InvoiceCustomer } from '../commands/invoice/commands.ts';
-import { isUuid } from '../shared/ids.ts';
 import { containsPattern } from '../shared/search.ts';
 import { isoOrNull as iso } from '../shared/time.ts';
 import type { Database } from '../db/schema.ts';
@@ -65,23 +64,12 @@ export async function getCustomer(pool: pg.Pool, organizationId: string, custome
   return row && row.organization_id === organizationId ? toCustomer(row) : null;
 }
 
-/** The customer facts an invoice records (id, name, type, ice, email, phone, address, status); any string as the id. */
-export async function customerSnapshot(pool: pg.Pool, organizationId: string, customerId: unknown): Promise<InvoiceCustomer | null> {
-  return (await versionedCustomerSnapshot(pool, organizationId, customerId))?.customer ?? null;
-}
-
-/**
- * The same facts and the version (stream revision) they were read at: a
- * schedule records which version its copy of the customer's name is from
- * (docs/events.md, ScheduleCreated). Any string as the id (a request's
- * field): what is not a UUID names no customer.
- */
-export async function versionedCustomerSnapshot(pool: pg.Pool, organizationId: string, customerId: unknown): Promise<{ customer: InvoiceCustomer; version: number } | null> {
-  if (typeof customerId !== 'string' || !isUuid(customerId)) return null;
-  const customer = await getCustomer(pool, organizationId, customerId.toLowerCase());
+/** The customer facts an invoice records (id, name, type, ice, email, phone, address, status). */
+export async function customerSnapshot(pool: pg.Pool, organizationId: string, customerId: string): Promise<InvoiceCustomer | null> {
+  const customer = await getCustomer(pool, organizationId, customerId);
   if (!customer) return null;
-  const { id, name, type, ice, email, phone, address, status, version } = customer;
-  return { customer: { id, name, type, ice, email, phone, address, status }, version };
+  const { id, name, type, ice, email, phone, address, status } = customer;
+  return { id, name, type, ice, email, phone, address, status };
 }
 
 export interface CustomerListQuery {

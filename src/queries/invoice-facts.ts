@@ -8,6 +8,7 @@
  * the state a client could have seen.
  */
 import type pg from 'pg';
+import { isUuid } from '../shared/ids.ts';
 import type { InvoiceFacts } from '../commands/invoice/facts.ts';
 import { customerSnapshot } from './customers.ts';
 
@@ -16,7 +17,10 @@ export type { InvoiceFacts };
 /** Named statements (planned once per connection): every create reads a customer, every finalize its seller too. */
 export function readModelFacts(pool: pg.Pool): InvoiceFacts {
   return {
-    customer: (organizationId, customerId) => customerSnapshot(pool, organizationId, customerId),
+    async customer(organizationId, customerId) {
+      if (!isUuid(customerId)) return null;
+      return customerSnapshot(pool, organizationId, customerId.toLowerCase());
+    },
     async organization(organizationId) {
       const { rows } = await pool.query({ name: 'organizations.facts', text: 'select legal_name, ice from organizations where id = $1', values: [organizationId] });
       return { legal_name: rows[0]?.legal_name ?? null, ice: rows[0]?.ice ?? null };

@@ -50,10 +50,10 @@ function snapshotAt(customers: DomainEvent[], version: number): InvoiceCustomer 
   return { id, name, type, ice, email, phone, address, status };
 }
 
-function scheduleCommands(id: string, customer: InvoiceCustomer, version: number, minute: number, then: ScheduleCommand['type'][]): ScheduleCommand[] {
+function scheduleCommands(id: string, customer: InvoiceCustomer, minute: number, then: ScheduleCommand['type'][]): ScheduleCommand[] {
   const create: ScheduleCommand = {
     type: 'CreateSchedule',
-    data: { schedule_id: id, quota_slot: 1, customer, customer_version: version, customer_id: CUSTOMER, frequency: 'monthly', start_date: '2026-03-10', items },
+    data: { schedule_id: id, quota_slot: 1, customer, customer_id: CUSTOMER, frequency: 'monthly', start_date: '2026-03-10', items },
     metadata: meta(minute),
   };
   const next = then.map((type, i): ScheduleCommand => ({
@@ -87,23 +87,21 @@ describe('schedules projector applied again', function () {
   /**
    * The log: customer created (v0), A created (name at v0), renamed (v1), B created (name at v1), A
    * updated, renamed (v2), E created from a read of the customer at v1 (made before the rename committed),
-   * B deleted, A paused, D created (name at v2). `versioned: false` leaves out ScheduleCreated's
-   * customer_version, as in events appended before migration 0105.
+   * B deleted, A paused, D created (name at v2).
    */
-  async function appendLog(versioned: boolean): Promise<RecordedEvent[]> {
+  async function appendLog(): Promise<RecordedEvent[]> {
     const customers = history(customerDecider, ...customerCommands);
-    const a = history(scheduleDecider, ...scheduleCommands(A, snapshotAt(customers, 0), 0, 1, ['UpdateSchedule', 'PauseSchedule']));
-    const b = history(scheduleDecider, ...scheduleCommands(B, snapshotAt(customers, 1), 1, 3, ['DeleteSchedule']));
-    const d = history(scheduleDecider, ...scheduleCommands(D, snapshotAt(customers, 2), 2, 9, []));
-    const e = history(scheduleDecider, ...scheduleCommands(E, snapshotAt(customers, 1), 1, 6, []));
+    const a = history(scheduleDecider, ...scheduleCommands(A, snapshotAt(customers, 0), 1, ['UpdateSchedule', 'PauseSchedule']));
+    const b = history(scheduleDecider, ...scheduleCommands(B, snapshotAt(customers, 1), 3, ['DeleteSchedule']));
+    const d = history(scheduleDecider, ...scheduleCommands(D, snapshotAt(customers, 2), 9, []));
+    const e = history(scheduleDecider, ...scheduleCommands(E, snapshotAt(customers, 1), 6, []));
     const order: [string, DomainEvent][] = [
       [customerStream(CUSTOMER), customers[0]], [scheduleStream(A), a[0]], [customerStream(CUSTOMER), customers[1]],
       [scheduleStream(B), b[0]], [scheduleStream(A), a[1]], [customerStream(CUSTOMER), customers[2]],
       [scheduleStream(E), e[0]], [scheduleStream(B), b[1]], [scheduleStream(A), a[2]], [scheduleStream(D), d[0]],
     ];
     for (const [stream, event] of order) {
-      const data = !versioned && event.type === 'ScheduleCreated' ? { ...(event.data as object), customer_version: undefined } : event.data;
-      await store.appendToStream(stream, [{ id: uuid(), type: event.type, data: JSON.parse(JSON.stringify(data)), metadata: metadata({ organization_id: ORGANIZATION }) }], 'any');
+      await store.appendToStream(stream, [{ id: uuid(), type: event.type, data: JSON.parse(JSON.stringify(event.data)), metadata: metadata({ organization_id: ORGANIZATION }) }], 'any');
     }
     return store.readAll(null, 100);
   }
@@ -117,44 +115,40 @@ describe('schedules projector applied again', function () {
     await database.drop();
   });
 
-  for (const versioned of [true, false]) {
-    describe(versioned ? 'events that carry the customer version' : 'events appended before the customer version (migration 0105)', function () {
-      it('any later stretch of the log applied again, in any batching, changes nothing', async function () {
-        const events = await appendLog(versioned);
-        await apply(events);
-        const whole = await rows();
-        // Every schedule shows the customer's newest name, E too (created from an older read).
-        expect(whole.schedules.map((s) => [s.id, s.customer_name, s.customer_version, s.status])).to.deep.equal(
-          [[A, 'Atlas Trois', 2, 'paused'], [D, 'Atlas Trois', 2, 'active'], [E, 'Atlas Trois', 2, 'active']].sort((x, y) => String(x[0]).localeCompare(String(y[0]))),
-        );
-        expect(whole.customers.map((c) => [c.id, c.name, c.name_search, c.version])).to.deep.equal([[CUSTOMER, 'Atlas Trois', 'atlas trois', 2]]);
-        expect(whole.tombstones.map((t) => t.id)).to.deep.equal([B]);
+  it('any later stretch of the log applied again, in any batching, changes nothing', async function () {
+    const events = await appendLog();
+    await apply(events);
+    const whole = await rows();
+    // Every schedule shows the customer's newest name, E too (created from an older read).
+    expect(whole.schedules.map((s) => [s.id, s.customer_name, s.customer_version, s.status])).to.deep.equal(
+      [[A, 'Atlas Trois', 2, 'paused'], [D, 'Atlas Trois', 2, 'active'], [E, 'Atlas Trois', 2, 'active']].sort((x, y) => String(x[0]).localeCompare(String(y[0]))),
+    );
+    expect(whole.customers.map((c) => [c.id, c.name, c.name_search, c.version])).to.deep.equal([[CUSTOMER, 'Atlas Trois', 'atlas trois', 2]]);
+    expect(whole.tombstones.map((t) => t.id)).to.deep.equal([B]);
 
-        // One event at a time from the start gives the same rows as the whole log in one batch.
-        await clear();
-        for (const event of events) await apply([event]);
-        expect(await rows()).to.deep.equal(whole);
+    // One event at a time from the start gives the same rows as the whole log in one batch.
+    await clear();
+    for (const event of events) await apply([event]);
+    expect(await rows()).to.deep.equal(whole);
 
-        await clear();
-        for (let i = 0; i < events.length; i += 2) await apply(events.slice(i, i + 2));
-        expect(await rows()).to.deep.equal(whole);
+    await clear();
+    for (let i = 0; i < events.length; i += 2) await apply(events.slice(i, i + 2));
+    expect(await rows()).to.deep.equal(whole);
 
-        // A late runner: from any point of the log on, after each batch it applies again (one event, two,
-        // or all the rest), the rows are still those of the whole log, not an older state.
-        for (let k = 0; k < events.length; k++) {
-          for (const size of [1, 2, events.length]) {
-            for (let i = k; i < events.length; i += size) {
-              await apply(events.slice(i, i + size));
-              expect(await rows(), `events from ${k} on, by ${size}, after ${i}`).to.deep.equal(whole);
-            }
-          }
+    // A late runner: from any point of the log on, after each batch it applies again (one event, two,
+    // or all the rest), the rows are still those of the whole log, not an older state.
+    for (let k = 0; k < events.length; k++) {
+      for (const size of [1, 2, events.length]) {
+        for (let i = k; i < events.length; i += size) {
+          await apply(events.slice(i, i + size));
+          expect(await rows(), `events from ${k} on, by ${size}, after ${i}`).to.deep.equal(whole);
         }
-      });
-    });
-  }
+      }
+    }
+  });
 
   it('a rebuild from position zero gives the live rows, tombstones included', async function () {
-    const events = await appendLog(true);
+    const events = await appendLog();
     await apply(events);
     const live = await rows();
     await rebuildProjection(database.db, store, schedulesProjector);
@@ -162,7 +156,7 @@ describe('schedules projector applied again', function () {
   });
 
   it('a schedule created while a rename commits ends with the new name: the two take turns', async function () {
-    const events = await appendLog(true);
+    const events = await appendLog();
     const rename = events.find((e) => e.type === 'CustomerUpdated' && (e.data as { customer: Customer }).customer.version === 2)!;
     const creation = events.find((e) => e.stream === scheduleStream(E))!; // read the customer at v1
     await apply(events.filter((e) => e !== rename && e !== creation));
@@ -189,7 +183,7 @@ describe('schedules projector applied again', function () {
   });
 
   it("says the customers' turns as the statement that opens the batch; a customer's creation alone takes none", async function () {
-    const events = await appendLog(true);
+    const events = await appendLog();
     const created = events.filter((e) => e.type === 'CustomerCreated');
     expect(schedulesProjector.opening!(created, sqlLiteral)).to.equal(null);
     const turns = schedulesProjector.opening!(events, sqlLiteral)!;
@@ -206,7 +200,7 @@ describe('schedules projector applied again', function () {
   });
 
   it("a row a later event wrote first (its creation swapped away by a rebuild) gets its creation's name", async function () {
-    const events = await appendLog(true);
+    const events = await appendLog();
     await apply(events);
     const whole = await rows();
     const [created, updated] = events.filter((e) => e.stream === scheduleStream(A));
@@ -219,7 +213,7 @@ describe('schedules projector applied again', function () {
 
   it("a retried run's failure applied again after its success keeps the run's first created_at and its newest state", async function () {
     const customers = history(customerDecider, ...customerCommands);
-    const create = scheduleCommands(D, snapshotAt(customers, 0), 0, 1, [])[0];
+    const create = scheduleCommands(D, snapshotAt(customers, 0), 1, [])[0];
     const run = (type: 'RecordFailure' | 'RecordOccurrence', minute: number): ScheduleCommand => ({
       type,
       data: type === 'RecordFailure'
@@ -246,7 +240,7 @@ describe('schedules projector applied again', function () {
   });
 
   it('migrations 0105 and 0107 fill the tombstones, the customers and their versions as the projector would have', async function () {
-    const events = await appendLog(false);
+    const events = await appendLog();
     await apply(events);
     const live = await rows();
     await m0107.down(database.db);

@@ -26,7 +26,7 @@ const items = [{ description: 'Maintenance', quantity: 1, unit_price: 1000 }];
 
 const create = (input: Partial<CreateScheduleInput> = {}, who: InvoiceCustomer | null = customer()): ScheduleCommand => ({
   type: 'CreateSchedule',
-  data: { schedule_id: ID, quota_slot: 1, customer: who, customer_version: who ? 3 : null, customer_id: CUSTOMER, frequency: 'monthly', start_date: '2026-03-10', items, ...input },
+  data: { schedule_id: ID, quota_slot: 1, customer: who, customer_id: CUSTOMER, frequency: 'monthly', start_date: '2026-03-10', items, ...input },
   metadata: meta(),
 });
 const cmd = <T extends ScheduleCommand['type']>(type: T, data: object, minute = 1) =>
@@ -52,8 +52,6 @@ describe('schedule decider', () => {
         auto_finalize: false, auto_send: false, days_until_due: 30, currency: 'MAD', version: 0, name: null,
       });
       expect(s.items).to.deep.equal([{ description: 'Maintenance', quantity: '1', unit_price: '1000', tax_rate: '20' }]);
-      // The customer's name for search, and which version of the customer it is from (renames re-applied late are older).
-      expect(event.data).to.include({ customer_name: 'Atlas SARL', customer_version: 3 });
     });
 
     it('accepts every bound at its edge', () => {

@@ -44,13 +44,7 @@ export interface SchedulePatch {
 
 export type CreateSchedule = Command<
   'CreateSchedule',
-  CreateScheduleInput & {
-    schedule_id: string;
-    quota_slot: number;
-    customer: InvoiceCustomer | null;
-    /** The customer's version (its stream revision) the snapshot was read at; null without a customer. */
-    customer_version: number | null;
-  }
+  CreateScheduleInput & { schedule_id: string; quota_slot: number; customer: InvoiceCustomer | null }
 >;
 export type UpdateSchedule = Command<'UpdateSchedule', { schedule_id: string; patch: SchedulePatch }>;
 export type PauseSchedule = Command<'PauseSchedule', { schedule_id: string }>;

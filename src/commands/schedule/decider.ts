@@ -89,7 +89,7 @@ function decideSchedule(command: ScheduleCommand, state: ScheduleState): Schedul
   if (command.type === 'CreateSchedule') {
     // Same id twice (a retried request): nothing new, the handler answers with what exists.
     if (state.schedule || state.deleted) return [];
-    const { schedule_id, quota_slot, customer, customer_version, ...input } = command.data;
+    const { schedule_id, quota_slot, customer, ...input } = command.data;
     const values = validateNewSchedule(input, customer);
     const calendar = newCalendar(values);
     if (values.end_date !== null && values.end_date < calendar.anchor_date) {
@@ -107,7 +107,7 @@ function decideSchedule(command: ScheduleCommand, state: ScheduleState): Schedul
       quota_slot,
       pending_failure: null,
     };
-    return stamp(state, now, [{ type: 'ScheduleCreated', data: { schedule, customer_name: customer?.name ?? '', customer_version: customer ? customer_version : null } }]);
+    return stamp(state, now, [{ type: 'ScheduleCreated', data: { schedule, customer_name: customer?.name ?? '' } }]);
   }
 
   const current = state.schedule;

@@ -77,12 +77,8 @@ export interface ScheduleRun {
 
 type WithSchedule<T extends string, D = object> = DomainEvent<T, { schedule: Schedule } & D>;
 
-/**
- * `customer_name`: the customer's name at creation, for search (later renames come from the customer's
- * events). `customer_version`: the customer's version that name is from, so that a rename re-applied
- * late never puts an older name back (absent from events appended before 2026-11-27: unknown).
- */
-export type ScheduleCreated = WithSchedule<'ScheduleCreated', { customer_name: string; customer_version?: number | null }>;
+/** `customer_name`: the customer's name at creation, for search (later renames come from the customer's events). */
+export type ScheduleCreated = WithSchedule<'ScheduleCreated', { customer_name: string }>;
 export type ScheduleUpdated = WithSchedule<'ScheduleUpdated', { changed_fields: string[] }>;
 export type SchedulePaused = WithSchedule<'SchedulePaused'>;
 /** `skipped`: occurrences passed over while paused (never generated). */

@@ -97,8 +97,6 @@ export interface NewSchedule {
   scheduleId: string;
   input: CreateScheduleInput;
   customer: InvoiceCustomer | null;
-  /** The customer's version the snapshot was read at (null without a customer). */
-  customerVersion: number | null;
   /** The plan's quota of active and paused schedules (docs/api-decisions.md). */
   quota: number;
   /** Active and paused schedules as the read model counts them: where to start looking for a free slot. */
@@ -120,7 +118,7 @@ export async function createSchedule(w: ScheduleWrite, n: NewSchedule): Promise<
   if (slot === null) throw quotaExceeded(n.quota);
   const command: ScheduleCommand = {
     type: 'CreateSchedule',
-    data: { ...n.input, schedule_id: n.scheduleId, quota_slot: slot, customer: n.customer, customer_version: n.customerVersion },
+    data: { ...n.input, schedule_id: n.scheduleId, quota_slot: slot, customer: n.customer },
     metadata: commandMetadata,
   };
   try {

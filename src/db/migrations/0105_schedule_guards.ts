@@ -8,25 +8,21 @@ import { sql, type Kysely } from 'kysely';
  * - recurring_schedules.customer_version: the version (stream revision) of
  *   the customer that customer_name is from. A customer's event renames a row
  *   only when it is newer, so a rename applied again late never puts an older
- *   name back. ScheduleCreated carries the version its name was read at
- *   (docs/events.md); events appended before this migration do not (null:
- *   the next customer event renames).
+ *   name back (the newest name and its version come from the projector's own
+ *   table of customers, migration 0107, which also fills this column).
  * - schedule_tombstones: the schedules deleted, kept for good (a deleted
  *   schedule's id is never created again). A schedule event applied again
  *   after its ScheduleDeleted no longer brings the row back.
  *
- * Both are filled here as a rebuild from the log would fill them: the
- * tombstones from the ScheduleDeleted events (and the rows of a deleted
- * schedule that the earlier projector brought back, by applying its events
- * again, go), and customer_version from the last event of the customer after
- * the schedule's ScheduleCreated (the last rename the row received; migration
- * 0107 then gives every row its customer's newest name).
+ * The tombstones are filled here as a rebuild from the log would fill them,
+ * from the ScheduleDeleted events (and the rows of a deleted schedule that
+ * the earlier projector brought back, by applying its events again, go).
  */
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`
     alter table recurring_schedules add column customer_version integer;
     comment on column recurring_schedules.customer_version is
-      'version of the customer that customer_name is from; a customer event renames the row only when newer (null: unknown, the next one does)';
+      'version of the customer that customer_name is from; a customer event renames the row only when newer';
     create table schedule_tombstones (
       id uuid primary key,
       organization_id uuid not null,
@@ -40,11 +36,6 @@ export async function up(db: Kysely<any>): Promise<void> {
       on conflict do nothing;
     delete from schedule_runs where schedule_id in (select id from schedule_tombstones);
     delete from recurring_schedules where id in (select id from schedule_tombstones);
-    update recurring_schedules r set customer_version = (
-      select max(e.revision) from es_events e, es_events c
-       where e.stream_id = 'customer-' || r.customer_id
-         and c.stream_id = 'schedule-' || r.id and c.revision = 0
-         and (e.transaction_id, e.global_position) > (c.transaction_id, c.global_position));
   `.execute(db);
 }
 
