@@ -20,6 +20,13 @@ export interface Runtime {
   logger: Logger;
   database: DatabaseConnection;
   store: EventStore;
+  /**
+   * The event store for writers no client waits on (the scheduler's ticks):
+   * `store` without its inline projections, so their rows are written by the
+   * runners, many events per transaction, rather than one append at a time.
+   * `store` itself where nothing is inline (EventStoreDB, INLINE_PROJECTIONS=never).
+   */
+  backgroundStore: EventStore;
   /** Every read-model projector: writes wait for them, /readyz and the CLI report them, the projector role runs them. */
   projectors: readonly Projector[];
   progress: ProjectionProgress;
@@ -58,7 +65,10 @@ async function openEventStore(config: Config, database: DatabaseConnection, inli
     // auto: a creation while other requests are in progress goes in a group of creations (docs/architecture.md
     // "Creations under load"); true: each write in its own transaction.
     const groupCreations = config.inlineProjections === 'auto' ? () => requests.inProgress > 1 : undefined;
-    return timedAppends(await createPostgresEventStore(database.pool, database.url, { inline: inline?.projections, groupCreations }));
+    const store = await createPostgresEventStore(database.pool, database.url, { inline: inline?.projections, groupCreations });
+    const background = store.withoutInlineProjections && timedAppends(store.withoutInlineProjections());
+    if (background) store.withoutInlineProjections = () => background;
+    return timedAppends(store);
   }
   const { createEventStoreDBEventStore } = await import('./eventstore/esdb.ts');
   try {
@@ -101,6 +111,7 @@ export async function openRuntime(config: Config, logger: Logger, options: Runti
       logger,
       database,
       store,
+      backgroundStore: store.withoutInlineProjections?.() ?? store,
       projectors,
       progress,
       inline,

@@ -606,27 +606,30 @@ export async function createPostgresEventStore(pool: pg.Pool, url?: string, stor
     alone: (a) => appendWithInline(pool, a.stream, a.events, a.expected, inline),
   });
 
-  return {
-    kind: 'postgres',
-    async appendToStream(stream, events, expected) {
-      const result =
-        !inline || !events.some((e) => inline.handles(e.type))
-          ? await appendInTransaction(pool, stream, events, expected)
-          : groups && expected === 'no_stream' && storeOptions.groupCreations?.()
-            ? await groups.append({ stream, events, expected })
-            : await appendWithInline(pool, stream, events, expected, inline);
-      tail.appended(result.position); // this process's consumers: at once
-      appended.signal(result.position); // the other processes' (while any listens): by NOTIFY
-      return result;
-    },
+  /** One append, with the inline projections or without (the view withoutInlineProjections returns). */
+  const appendOne = async (stream: string, events: NewEvent[], expected: ExpectedRevision, projections: InlineProjections | undefined): Promise<AppendResult> => {
+    const result =
+      !projections || !events.some((e) => projections.handles(e.type))
+        ? await appendInTransaction(pool, stream, events, expected)
+        : groups && expected === 'no_stream' && storeOptions.groupCreations?.()
+          ? await groups.append({ stream, events, expected })
+          : await appendWithInline(pool, stream, events, expected, projections);
+    tail.appended(result.position); // this process's consumers: at once
+    appended.signal(result.position); // the other processes' (while any listens): by NOTIFY
+    return result;
+  };
+  const appendSeveral = async (appends: StreamAppend[], projections: InlineProjections | undefined): Promise<AppendResult[]> => {
+    const results = await appendMany(pool, appends, projections);
+    const last = results.map((r) => r.position).reduce((a, b) => (comparePositions(a, b) >= 0 ? a : b));
+    tail.appended(last);
+    appended.signal(last);
+    return results;
+  };
 
-    async appendToStreams(appends) {
-      const results = await appendMany(pool, appends, inline);
-      const last = results.map((r) => r.position).reduce((a, b) => (comparePositions(a, b) >= 0 ? a : b));
-      tail.appended(last);
-      appended.signal(last);
-      return results;
-    },
+  const store: EventStore = {
+    kind: 'postgres',
+    appendToStream: (stream, events, expected) => appendOne(stream, events, expected, inline),
+    appendToStreams: (appends) => appendSeveral(appends, inline),
 
     async readStream(stream: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
       const backwards = options.direction === 'backwards';
@@ -681,4 +684,15 @@ export async function createPostgresEventStore(pool: pg.Pool, url?: string, stor
       await notifier.close();
     },
   };
+  if (inline) {
+    // The same pool, tail and notifications: only the appends differ. The store it came from owns them (and closes them).
+    const view: EventStore = {
+      ...store,
+      appendToStream: (stream, events, expected) => appendOne(stream, events, expected, undefined),
+      appendToStreams: (appends) => appendSeveral(appends, undefined),
+      async close() {},
+    };
+    store.withoutInlineProjections = () => view;
+  }
+  return store;
 }

@@ -145,6 +145,15 @@ export interface EventStore {
   ): Subscription;
   /** Checkpoint of the newest event visible to readers (null when the log is empty). */
   headPosition(): Promise<string | null>;
+  /**
+   * Optional, on a store with inline projections (the PostgreSQL adapter's,
+   * src/projections/inline.ts): the same store for writers no client waits
+   * on (the scheduler), whose appends write no read-model row in their
+   * transaction. The runners write those rows, many events per transaction
+   * (docs/architecture.md "Inline projections"). It shares this store's
+   * connections and subscriptions; closing this store closes it.
+   */
+  withoutInlineProjections?(): EventStore;
   close(): Promise<void>;
 }
 

@@ -17,6 +17,9 @@ import type { Projector } from '../../src/projections/projector.ts';
 import { verifyProjection } from '../../src/projections/verify.ts';
 import { rebuildProjection } from '../../src/projections/rebuild.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
+import { finalizeInvoice } from '../../src/commands/invoice/handler-finalize.ts';
+import { createInvoice } from '../../src/commands/invoice/handlers.ts';
+import { readModelFacts } from '../../src/queries/invoice-facts.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 import { call } from '../support/fixtures.ts';
 import { until } from '../support/wait.ts';
@@ -304,6 +307,41 @@ describe('inline projections (PostgreSQL event store)', function () {
       expect((s.applied.get('invoice-numbers') ?? []).length).to.equal(5);
       const numbers = await sql<{ n: number }>`select count(*)::int as n from invoice_numbers`.execute(s.database.db);
       expect(numbers.rows[0].n).to.equal(5);
+    });
+  });
+
+  describe('the background store (the scheduler\'s writes)', () => {
+    let s: Started;
+    before(async () => {
+      s = await start();
+    });
+    after(() => stop(s));
+
+    it('appends without rows or marks; the runners write them, once; closing it leaves the store open', async () => {
+      const api = await invoicesClient({ url: s.url, database: s.database });
+      const customer = await api.customer();
+      const rt = s.server.runtime;
+      const background = rt.backgroundStore;
+      expect(background).to.not.equal(rt.store);
+      const organizationId = api.tenant.organizationId;
+      const w = { store: background, organizationId, facts: readModelFacts(rt.database.pool), metadata: { organization_id: organizationId, actor: 'system', request_id: null, correlation_id: null, causation_id: null, occurred_at: new Date().toISOString() } };
+      const created = await createInvoice(w, { customer_id: customer.id, issue_date: '2026-03-14', items: [{ description: 'Audit', quantity: 1, unit_price: '100.00', tax_rate: 20 }] });
+      const finalized = await finalizeInvoice(w, created.invoice.id);
+      const stream = `invoice-${created.invoice.id}`;
+      const marks = await sql<{ inline_projectors: number; applied_inline: boolean }>`select inline_projectors, applied_inline from es_events where stream_id = ${stream}`.execute(s.database.db);
+      expect(marks.rows.length).to.be.at.least(2);
+      expect(marks.rows.every((r) => r.inline_projectors === 0 && !r.applied_inline)).to.equal(true);
+      // The runners write the rows (this process's, woken by the append as for any other).
+      await until(async () => (await api.get(created.invoice.id)).body.data?.status === 'finalized', 20_000, 'the runners wrote the row');
+      expect((await api.get(created.invoice.id)).body.data).to.include({ invoice_number: finalized.invoice.invoice_number, total: finalized.invoice.total });
+      const ids = (await sql<{ id: string }>`select event_id as id from es_events where stream_id = ${stream}`.execute(s.database.db)).rows.map((r) => r.id);
+      const applied = s.applied.get('invoices') ?? [];
+      for (const id of ids) expect(applied.filter((a) => a === id), 'applied once').to.have.length(1);
+      // Its close is the store's to do: closing the view leaves the store and its subscriptions (the runners') running.
+      await background.close();
+      expect((await api.create({ customer_id: customer.id, issue_date: '2026-03-14', items: [{ description: 'Audit', quantity: 1, unit_price: '1.00', tax_rate: 20 }] })).status).to.equal(201);
+      const later = await createInvoice(w, { customer_id: customer.id, issue_date: '2026-03-14', items: [{ description: 'Audit', quantity: 1, unit_price: '2.00', tax_rate: 20 }] });
+      await until(async () => (await api.get(later.invoice.id)).status === 200, 10_000, 'the runners still follow the log');
     });
   });
 

@@ -9,7 +9,7 @@ import { encodePosition } from '../../src/eventstore/position.ts';
 import { readModelFacts } from '../../src/queries/invoice-facts.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { runScheduleReactions } from '../../src/workers/schedule-reactions.ts';
-import { runSchedulerTick, schedulerWorker, type SchedulerDeps } from '../../src/workers/scheduler.ts';
+import { runSchedulerTick, schedulerDeps, schedulerWorker, type SchedulerDeps } from '../../src/workers/scheduler.ts';
 import { ConfigError } from '../../src/config.ts';
 import { call } from '../support/fixtures.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
@@ -27,7 +27,7 @@ describe('recurring scheduler (ticks at fixed instants)', () => {
   before(async () => {
     server = await startTestServer({ roles: ['api', 'projector', 'webhooks'] });
     const rt = server.server.runtime;
-    deps = { db: rt.database.db, pool: rt.database.pool, store: rt.store, logger: silentLogger };
+    deps = { ...schedulerDeps(rt), logger: silentLogger };
   });
   after(() => server?.stop());
   beforeEach(async () => {
@@ -95,6 +95,30 @@ describe('recurring scheduler (ticks at fixed instants)', () => {
     // Its quota slot is free again.
     const org = await call(`${server.url}/organization`, api.invoices.secret);
     expect(org.body.data.api_quotas.recurring_schedules_used).to.equal(0);
+  });
+
+  it("the tick's appends leave their read-model rows to the runners, which write every one (no client waits on them)", async () => {
+    const s = await api.make(customer.id, { frequency: 'monthly', start_date: '2026-01-05', auto_finalize: true, auto_send: true });
+    expect(await tick('2026-03-05T10:00:00.000Z')).to.include({ generated: 3 });
+    const pool = server.server.runtime.database.pool;
+    const marks = async (where: string, values: unknown[]) =>
+      (await pool.query(`select type, inline_projectors, applied_inline from es_events where ${where} order by global_position`, values)).rows;
+    const tickEvents = await marks(`metadata->>'organization_id' = $1 and metadata->>'actor' = 'system'`, [api.invoices.tenant.organizationId]);
+    expect(tickEvents.map((e) => e.type)).to.include.members(['InvoiceCreated', 'InvoiceFinalized', 'InvoiceSent', 'ScheduleOccurrenceGenerated']);
+    expect(tickEvents.filter((e) => e.inline_projectors !== 0 || e.applied_inline)).to.deep.equal([]);
+    // The API's own writes stay inline (where the process has inline projections).
+    const [created] = await marks('stream_id = $1 and revision = 0', [`schedule-${s.id}`]);
+    expect(created.inline_projectors !== 0).to.equal(server.server.runtime.inline !== null);
+    // And the runners wrote what the tick decided.
+    const invoices = await invoicesOf();
+    expect(invoices.map((i: any) => [i.issue_date, i.status, i.invoice_number])).to.deep.equal([
+      ['2026-01-05', 'sent', 'INV-2026-000001'],
+      ['2026-02-05', 'sent', 'INV-2026-000002'],
+      ['2026-03-05', 'sent', 'INV-2026-000003'],
+    ]);
+    const read = (await api.get(s.id)).body.data;
+    expect(read).to.include({ occurrences: 3, next_run_date: '2026-04-05' });
+    expect(read.history.map((h: any) => h.invoice_number)).to.deep.equal(['INV-2026-000003', 'INV-2026-000002', 'INV-2026-000001']);
   });
 
   it('an inactive customer: a failed run with CUSTOMER_INACTIVE and no invoice, retried that day only, then moved past', async () => {
