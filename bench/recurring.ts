@@ -19,6 +19,15 @@
  *
  * BENCH_SCALE multiplies the counts (occurrences in steps of 500: one
  * organization holds at most its plan's 500 schedules).
+ *
+ * Two knobs for comparisons (docs/performance.md "The scheduler's tick
+ * without inline projections"):
+ *  - BENCH_PROBE=1: a client creates invoices one at a time in the tick's
+ *    first organization while the tick runs (and for as long before it, as
+ *    the idle reference): what the tick, and the runners' batches, cost a
+ *    client's write. It slows the tick by the CPU it takes.
+ *  - BENCH_TICK_INLINE=1: the tick through the store with the inline
+ *    projections, as it ran until 2026-11-27.
  */
 import { spawn } from 'node:child_process';
 import { sql } from 'kysely';
@@ -38,7 +47,7 @@ import { runSchedulerTick } from '../src/workers/scheduler.ts';
 import { expectStatus, request } from './invoices-http.ts';
 import { runConcurrently } from './support/concurrency.ts';
 import { createBenchDatabase, startBenchServer, type BenchDatabase } from './support/postgres.ts';
-import { fmtInt, fmtMs, msSince, perSecond } from './support/stats.ts';
+import { fmtInt, fmtMs, msSince, perSecond, summarize } from './support/stats.ts';
 import { formatTable, markdownTable } from './support/table.ts';
 
 const SCALE = Number(process.env.BENCH_SCALE ?? '1') || 1;
@@ -47,6 +56,8 @@ const ORGANIZATIONS = Math.max(1, Math.round(10 * SCALE));
 const OCCURRENCES = ORGANIZATIONS * PER_ORGANIZATION;
 const CREATES = Math.max(500, Math.round(2000 * SCALE));
 const CONCURRENCY = 32;
+const PROBE = process.env.BENCH_PROBE === '1';
+const TICK_INLINE = process.env.BENCH_TICK_INLINE === '1';
 
 const items = Array.from({ length: 5 }, (_, i) => ({ description: `Prestation de conseil ${i + 1}`, quantity: i + 1, unit_price: 1250.5, tax_rate: i === 4 ? 10 : 20 }));
 
@@ -142,10 +153,31 @@ export async function run(): Promise<void> {
     while ((await projected()) < OCCURRENCES) await new Promise((r) => setTimeout(r, 500));
     step(`${fmtInt(OCCURRENCES)} schedules created and projected`);
 
+    // A client's lone creates in the tick's first organization, while `running` says so.
+    const probe = async (running: () => boolean): Promise<number[]> => {
+      const samples: number[] = [];
+      while (running()) {
+        const t = process.hrtime.bigint();
+        await expectStatus(request(`${api}/invoices`, 'POST', body, tenants[0].auth), 201);
+        samples.push(msSince(t));
+      }
+      return samples;
+    };
+    let idleProbe: number[] = [];
+    if (PROBE) {
+      const until = Date.now() + 20_000;
+      idleProbe = await probe(() => Date.now() < until);
+      step(`probe, idle: ${idleProbe.length} lone creates`);
+    }
+
     // The tick, in this process, on its own pool and event store (as a scheduler process has).
     const tickStart = process.hrtime.bigint();
-    const report = await runSchedulerTick({ db: database.db, pool: database.pool, store: store.withoutInlineProjections!(), logger: silentLogger }, new Date());
+    let ticking = true;
+    const tickProbe = PROBE ? probe(() => ticking) : Promise.resolve([]);
+    const tickStore = TICK_INLINE ? store : store.withoutInlineProjections!();
+    const report = await runSchedulerTick({ db: database.db, pool: database.pool, store: tickStore, logger: silentLogger }, new Date()).finally(() => (ticking = false));
     const tickMs = msSince(tickStart);
+    const duringProbe = await tickProbe;
     await store.close();
     const tickRate = perSecond(report.generated, tickMs);
     step(`tick: ${fmtInt(report.generated)} generated, ${report.failed} failed in ${fmtMs(tickMs)}`);
@@ -188,7 +220,16 @@ export async function run(): Promise<void> {
       ],
     ];
     console.log('');
+    console.log(`tick through the store ${TICK_INLINE ? 'WITH' : 'without'} inline projections`);
     console.log(formatTable(headers, table));
+    if (PROBE) {
+      const rows = [['idle, before the tick', idleProbe], ['during the tick', duringProbe]].map(([label, samples]) => {
+        const s = summarize(samples as number[]);
+        return [label as string, fmtInt(s.count), fmtMs(s.p50), fmtMs(s.p90), fmtMs(s.p99), fmtMs(s.max)];
+      });
+      console.log(`\nlone creates of a client in the tick's first organization`);
+      console.log(formatTable(['when', 'creates', 'p50', 'p90', 'p99', 'max'], rows));
+    }
     if (process.argv.includes('--markdown')) console.log(`\n${markdownTable(headers, table)}`);
     console.log(`\ntotal ${(msSince(started) / 1000).toFixed(0)} s`);
   } finally {

@@ -44,6 +44,19 @@ export const INLINE_BITS: Readonly<Record<string, number>> = {
 };
 
 /**
+ * The newest of a stream's events whose rows the projector `name` did not
+ * write inline (no bit of its own: a background writer's, a process's with
+ * INLINE_PROJECTIONS=false, or from before migration 0106), or null. Its
+ * runner applies them in log order, so a table built from several events of
+ * a stream (a schedule's runs) holds all of them once that runner has
+ * passed this one's position.
+ */
+export function newestNotInline(events: readonly RecordedEvent[], name: string): RecordedEvent | null {
+  const bit = INLINE_BITS[name] ?? 0;
+  return [...events].reverse().find((e) => ((e.inlineProjectors ?? 0) & bit) === 0) ?? null;
+}
+
+/**
  * Positions of the appends whose rows this process wrote inline, recently
  * (bounded): a write answers from the rows at once when its own append is
  * one of them (InlineSetup.answered). Forgotten when a rebuild's swap may

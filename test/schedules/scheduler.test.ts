@@ -10,7 +10,10 @@ import { readModelFacts } from '../../src/queries/invoice-facts.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { runScheduleReactions } from '../../src/workers/schedule-reactions.ts';
 import { runSchedulerTick, schedulerDeps, schedulerWorker, type SchedulerDeps } from '../../src/workers/scheduler.ts';
-import { ConfigError } from '../../src/config.ts';
+import { ConfigError, loadConfig } from '../../src/config.ts';
+import { processParts } from '../../src/main.ts';
+import { ProjectionRunner } from '../../src/projections/runner.ts';
+import { startServer } from '../../src/server.ts';
 import { call } from '../support/fixtures.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { until } from '../support/wait.ts';
@@ -251,6 +254,82 @@ describe('recurring scheduler (ticks at fixed instants)', () => {
     expect(read.next_run_date).to.equal('2026-03-11');
   });
 });
+
+describe("recurring scheduler: its writes are the runners' to project", () => {
+  let server: TestServer;
+  let api: SchedulesClient;
+  let customer: any;
+  /** Runners started by a test in place of the server's (which its stop() does not know). */
+  const replacements: ProjectionRunner[] = [];
+  before(async () => {
+    server = await startTestServer({ roles: ['api', 'projector'] });
+  });
+  after(async () => {
+    await Promise.all(replacements.map((r) => r.stop()));
+    await server?.stop();
+  });
+  beforeEach(async () => {
+    api = await schedulesClient(server);
+    customer = await api.invoices.customer();
+  });
+
+  const head = async () => {
+    const { rows } = await server.server.runtime.database.pool.query('select transaction_id, global_position from es_events order by transaction_id desc, global_position desc limit 1');
+    return encodePosition(rows[0].transaction_id, rows[0].global_position);
+  };
+
+  it("a client's write right after a tick answers with the tick's run in its history: it waits for the runner to write it", async () => {
+    const s = await api.make(customer.id, { frequency: 'monthly', start_date: '2026-01-05' });
+    const rt = server.server.runtime;
+    expect(await rt.progress.waitFor(await head(), 20_000)).to.equal(true);
+    // The schedules runner stopped: the tick's run is not in schedule_runs until another runner starts.
+    const stopped = server.server.runners.find((r) => r.projector.name === 'schedules')!;
+    await stopped.stop();
+    const runner = new ProjectionRunner({ db: rt.database.db, store: rt.store, url: rt.database.url, logger: silentLogger, progress: rt.progress, applied: rt.inline?.applied }, stopped.projector);
+    replacements.push(runner);
+    const waitFor = rt.progress.waitFor;
+    let waits = 0;
+    rt.progress.waitFor = function (position, timeoutMs, names) {
+      if (names?.includes('schedules')) waits++;
+      return waitFor.call(this, position, timeoutMs, names);
+    };
+    try {
+      expect(await runSchedulerTick({ ...schedulerDeps(rt), logger: silentLogger }, at('2026-01-05T10:00:00.000Z'))).to.include({ generated: 1 });
+      const paused = api.action(s.id, 'pause');
+      // Either the pause answers at once (from its inline row, without the tick's run: wrong) or it waits.
+      const first = await Promise.race([paused.then(() => 'answered'), until(() => waits > 0, 10_000, 'the pause waiting for the schedules runner').then(() => 'waiting')]);
+      runner.start();
+      const body = (await paused).body.data;
+      expect(body).to.include({ status: 'paused', occurrences: 1 });
+      expect(body.history.map((h: any) => [h.run_date, h.status]), 'the history of the answer').to.deep.equal([['2026-01-05', 'success']]);
+      expect(first).to.equal('waiting');
+    } finally {
+      rt.progress.waitFor = waitFor;
+      runner.start(); // (once) the schedules runner of the tests after this one
+    }
+  });
+
+  it('the scheduler role ticks through the background store', async () => {
+    await api.make(customer.id, { frequency: 'monthly', start_date: '2026-02-05', auto_finalize: true });
+    // A process with the scheduler role alone, on the same database, ticking every second at a fixed instant.
+    const config = loadConfig({ DATABASE_URL: server.database.url, PORT: '0', SCHEDULER_CRON: '* * * * * *', INLINE_PROJECTIONS: process.env.INLINE_PROJECTIONS });
+    const scheduler = await startServer(config, silentLogger, ['scheduler'], { ...processParts, workers: [schedulerWorker({ clock: () => at('2026-02-05T10:00:00.000Z') })] });
+    try {
+      await until(async () => (await invoicesOf(api)).some((i: any) => i.status === 'finalized'), 20_000, 'the finalized invoice of the tick, projected by the runners');
+      expect((await invoicesOf(api)).map((i: any) => [i.status, i.invoice_number, i.issue_date])).to.deep.equal([['finalized', 'INV-2026-000001', '2026-02-05']]);
+    } finally {
+      await scheduler.stop();
+    }
+    const { rows } = await server.server.runtime.database.pool.query(
+      `select type, inline_projectors from es_events where metadata->>'organization_id' = $1 and metadata->>'actor' = 'system'`,
+      [api.invoices.tenant.organizationId],
+    );
+    expect(rows.map((r) => r.type)).to.include.members(['InvoiceCreated', 'InvoiceFinalized', 'ScheduleOccurrenceGenerated']);
+    expect(rows.filter((r) => r.inline_projectors !== 0)).to.deep.equal([]);
+  });
+});
+
+const invoicesOf = async (client: SchedulesClient) => (await client.invoices.list('per_page=100&order=asc')).body.data;
 
 /** Weekly runs from `from` through `to`, both included. */
 function financeWeeks(from: string, to: string): number {

@@ -64,7 +64,7 @@ export async function createCustomer(w: CustomerWrite, customerId: string, input
   // answer it, whatever became of its ICE since, and claim nothing.
   const known = await loadStream(w.store, customerStream(customerId), customerDecider);
   ownedBy(w.organizationId, 'Customer', false)(known);
-  if (known.recorded.length > 0) return { events: [], state: known.state, revision: known.revision, position: known.position };
+  if (known.recorded.length > 0) return { events: [], state: known.state, revision: known.revision, position: known.position, earlier: known.recorded };
   const command: CustomerCommand = { type: 'CreateCustomer', data: { ...input, customer_id: customerId }, metadata: commandMetadata };
   const { claim } = iceChange(command, initialCustomerState);
   return writeWithReservations(
@@ -93,7 +93,7 @@ export async function updateCustomer(w: CustomerWrite, customerId: string, patch
   const loaded = await loadCustomer(w.store, w.organizationId, customerId);
   const { state, revision } = loaded;
   checkIfMatch(w.ifMatch, revision, 'customer');
-  if (customerDecider.decide(command, state).length === 0) return { events: [], state, revision, position: null };
+  if (customerDecider.decide(command, state).length === 0) return { events: [], state, revision, position: null, earlier: loaded.recorded };
   const { claim, release } = iceChange(command, state);
   return writeWithReservations(
     w.store,

@@ -9,7 +9,9 @@
  *    appended meanwhile (the append fails) do we read the events after the
  *    cached revision, then retry;
  *  - in one process the assignments of a stream are queued, never raced
- *    against each other (racing only turns into conflict retries);
+ *    against each other (racing only turns into conflict retries); one
+ *    queue per store object, so the scheduler's (the store without inline
+ *    projections) meets the API's as another process's would;
  *  - the queue is drained in batches: the numbers of every waiting
  *    finalize go out in ONE append of consecutive events.
  * A number is never skipped: a sequence exists only once its event is in
@@ -94,7 +96,7 @@ class BatchRefused extends Error {
 }
 
 const MAX_BATCH = 500;
-const MAX_ATTEMPTS = 200; // conflicts only come from other processes, each of which makes progress
+const MAX_ATTEMPTS = 200; // conflicts only come from other queues (processes, or this one's other store), each of which makes progress
 
 export class InvoiceNumbering {
   private readonly streams = new Map<string, CachedStream>();
@@ -251,7 +253,12 @@ export class InvoiceNumbering {
 
 const perStore = new WeakMap<EventStore, InvoiceNumbering>();
 
-/** One numbering cache per event store (a process normally has one). */
+/**
+ * One numbering cache per event store object. A process has two: its store,
+ * and the same without inline projections for the scheduler
+ * (Runtime.backgroundStore), whose batches must not carry the API's
+ * finalizes nor the reverse; they meet on the stream as two processes do.
+ */
 export function invoiceNumbering(store: EventStore): InvoiceNumbering {
   let numbering = perStore.get(store);
   if (!numbering) {

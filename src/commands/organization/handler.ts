@@ -71,7 +71,7 @@ export async function provisionOrganization(w: OrganizationWrite, p: Provisionin
   const existing = await loadStream(w.store, organizationStream(p.organization_id), organizationDecider);
   if (existing.recorded.length > 0) {
     if (existing.state.organization?.account_id !== p.account_id) throw notFound('Organization');
-    return { events: [], state: existing.state, revision: existing.revision, position: existing.position };
+    return { events: [], state: existing.state, revision: existing.revision, position: existing.position, earlier: existing.recorded };
   }
   const slots = organizationSlotScope(p.account_id);
   const commandFor = (slot: number): OrganizationCommand => ({

@@ -138,7 +138,7 @@ export async function generateOccurrence(d: GenerateDeps, scheduleId: string, op
     const run = (done.data as { run: { seq: number; invoice_id: string } }).run;
     const { state, revision, position } = await loadInvoice(d.store, d.organizationId, run.invoice_id);
     const invoice: InvoiceResult = { invoice: state.invoice!, state, revision, position, appended: false };
-    return { seq: run.seq, invoice, schedule: { events: [], state: loaded.state, revision: loaded.revision, position: null } };
+    return { seq: run.seq, invoice, schedule: { events: [], state: loaded.state, revision: loaded.revision, position: null, earlier: loaded.recorded } };
   }
   if (options.seq !== undefined && schedule.seq !== options.seq) return null;
   const customer = await d.facts.customer(d.organizationId, schedule.customer_id);

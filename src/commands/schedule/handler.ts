@@ -112,7 +112,7 @@ export async function createSchedule(w: ScheduleWrite, n: NewSchedule): Promise<
   const known = await loadStream(w.store, stream, scheduleDecider);
   if (known.recorded.length > 0) {
     if (known.recorded[0].metadata.organization_id !== w.organizationId) throw notFound('Recurring schedule');
-    return { events: [], state: known.state, revision: known.revision, position: known.position };
+    return { events: [], state: known.state, revision: known.revision, position: known.position, earlier: known.recorded };
   }
   const slot = await claimQuotaSlot(w.store, w.organizationId, n.quota, n.used, n.scheduleId, metadata);
   if (slot === null) throw quotaExceeded(n.quota);

@@ -76,6 +76,12 @@ export interface RunResult<E, S> {
   revision: number;
   /** Log position to wait for (read your writes): what was appended, else the stream's last event; null when the stream is absent. */
   position: string | null;
+  /**
+   * The stream's events the command decided on, as loaded ([] for a new
+   * stream): which of them were written inline says whether a read model
+   * built from several of them holds them all (src/api/schedules.ts).
+   */
+  earlier: readonly RecordedEvent[];
 }
 
 /** Reads a stream and folds it: the one loader behind every command. */
@@ -150,10 +156,10 @@ export async function runCommand<C, E extends DomainEvent, S>(
     const loaded = attempt === 1 && options.known ? options.known : await loadStream(store, stream, decider);
     if (loaded !== options.known) guard?.(loaded); // the caller checked what it passed as known
     const { recorded, state, revision, position } = loaded;
-    if (commandId && recorded.some((r) => r.id === commandId)) return { events: [], state, revision, position };
+    if (commandId && recorded.some((r) => r.id === commandId)) return { events: [], state, revision, position, earlier: recorded };
     checkIfMatch(ifMatch, revision, what);
     const decided = decider.decide(typeof command === 'function' ? await (command as (s: S) => C | Promise<C>)(state) : command, state);
-    if (decided.length === 0) return { events: [], state, revision, position };
+    if (decided.length === 0) return { events: [], state, revision, position, earlier: recorded };
     const events: NewEvent[] = decided.map((e, i) => ({
       id: i === 0 && commandId ? commandId : uuidv7(),
       type: e.type,
@@ -169,9 +175,9 @@ export async function runCommand<C, E extends DomainEvent, S>(
         // An earlier attempt with the same command id stored its events: the state is theirs, not this attempt's
         // decision (whose timestamps differ), and this call appended nothing.
         const stored = await loadStream(store, stream, decider);
-        return { events: [], state: stored.state, revision: stored.revision, position: stored.position };
+        return { events: [], state: stored.state, revision: stored.revision, position: stored.position, earlier: stored.recorded };
       }
-      return { events: appended, state: appended.reduce(decider.evolve, state), revision: result.nextRevision, position: result.position };
+      return { events: appended, state: appended.reduce(decider.evolve, state), revision: result.nextRevision, position: result.position, earlier: recorded };
     } catch (err) {
       if (!(err instanceof WrongExpectedVersionError) || err.stream !== stream) throw err;
       const actual = typeof err.actual === 'number' ? err.actual : -1;
