@@ -24,7 +24,6 @@ import { countQuotaSchedules, getSchedule, listSchedules, planOf, scheduleHistor
 import { upcomingRunDates } from '../commands/schedule/calendar.ts';
 import { notFound } from '../shared/errors.ts';
 import { isPlan, PLAN_LIMITS } from '../accounts/plans.ts';
-import { comparePositions } from '../eventstore/types.ts';
 import { newestNotInline } from '../projections/inline.ts';
 import { answerAfterWrite } from './answer.ts';
 import { writtenInvoice } from './invoices.ts';
@@ -51,27 +50,30 @@ function write(ctx: RequestContext): ScheduleWrite {
 }
 
 /**
- * Whether this write's row can be read without waiting: it was written
- * inline (src/projections/inline.ts), and the runs of the schedule's earlier
- * events (its history) are in too. Those of events nobody wrote inline (the
- * scheduler's: docs/architecture.md "Not the scheduler's writes") are in once
- * the schedules runner has passed the newest of them.
+ * The log position the schedules runner must have passed before this
+ * write's row and history can be read (null: none). Written inline
+ * (src/projections/inline.ts), the row is in, but the history is the runs of
+ * the schedule's earlier events: those of events nobody wrote inline (the
+ * scheduler's: docs/architecture.md "Not the scheduler's writes") are in
+ * once the runner has passed the newest of them. Otherwise: the write's own.
  */
-function readableNow(ctx: RequestContext, result: ScheduleResult): boolean {
-  if (result.position === null || !ctx.rt.inline?.answered(result.position, ['schedules'])) return false;
-  const owed = newestNotInline(result.earlier, 'schedules');
-  return owed === null || comparePositions(ctx.rt.progress.position('schedules'), owed.position) >= 0;
+function readAfter(ctx: RequestContext, result: ScheduleResult): string | null {
+  if (result.position === null) return null;
+  if (!ctx.rt.inline?.answered(result.position, ['schedules'])) return result.position;
+  return newestNotInline(result.earlier, 'schedules')?.position ?? null;
 }
 
 /**
  * The response of a schedule write: the read-model row once the schedules
- * projector passed the write; if it does not within the wait, the schedule
- * as decided (the write happened all the same).
+ * projector passed what it needs (readAfter); if it does not within the
+ * wait, the schedule as decided, with the history as the table has it (the
+ * write happened all the same).
  */
 async function answer(ctx: RequestContext, result: ScheduleResult, status = 200): Promise<JsonReply> {
   const decided = result.state.schedule!;
   const db = ctx.rt.database.db;
-  if (result.position === null || readableNow(ctx, result) || (await ctx.rt.progress.waitFor(result.position, undefined, ['schedules']))) {
+  const after = readAfter(ctx, result);
+  if (after === null || (await ctx.rt.progress.waitFor(after, undefined, ['schedules']))) {
     const stored = await getSchedule(db, organizationOf(ctx), decided.id);
     if (stored && stored.version >= decided.version) return { status, data: stored, version: stored.version };
   }

@@ -4,7 +4,9 @@
  * answer from run inside the append's own transaction, as Emmett's and
  * Marten's inline projections do. The event and its rows commit together,
  * so a write is readable the moment it is answered: no wait for a runner,
- * no notification round trip.
+ * no notification round trip (but for a table built from several events of
+ * a stream, whose earlier events a background writer left to the runners:
+ * newestNotInline).
  *
  * The runners (runner.ts) still follow the log for these projectors: they
  * own the checkpoints, rebuilds and `projections verify`, and apply what no

@@ -265,7 +265,7 @@ describe("recurring scheduler: its writes are the runners' to project", () => {
     server = await startTestServer({ roles: ['api', 'projector'] });
   });
   after(async () => {
-    await Promise.all(replacements.map((r) => r.stop()));
+    await Promise.allSettled(replacements.map((r) => r.stop()));
     await server?.stop();
   });
   beforeEach(async () => {

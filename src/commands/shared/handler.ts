@@ -78,8 +78,10 @@ export interface RunResult<E, S> {
   position: string | null;
   /**
    * The stream's events the command decided on, as loaded ([] for a new
-   * stream): which of them were written inline says whether a read model
-   * built from several of them holds them all (src/api/schedules.ts).
+   * stream, or where the caller passed a state it knew without its events:
+   * a finalize's completion): which of them were written inline says
+   * whether a read model built from several of them holds them all
+   * (src/api/schedules.ts).
    */
   earlier: readonly RecordedEvent[];
 }
