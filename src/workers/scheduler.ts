@@ -81,7 +81,8 @@ function systemMetadata(organizationId: string): EventMetadata {
   return { organization_id: organizationId, actor: 'system', request_id: null, correlation_id: null, causation_id: null, occurred_at: new Date().toISOString() };
 }
 
-type Step = 'generated' | 'failed' | 'closed' | 'stop';
+/** What one run did; `last`: the schedule has nothing more due today (known without reading it again). */
+type Step = 'generated' | 'generated, last' | 'failed' | 'closed' | 'stop';
 
 /** One occurrence of one schedule, if due: generate it, record its failure, or close a failure whose day is over. */
 async function runOne(deps: SchedulerDeps, due: DueSchedule, today: string, facts: InvoiceFacts): Promise<Step> {
@@ -98,7 +99,12 @@ async function runOne(deps: SchedulerDeps, due: DueSchedule, today: string, fact
   }
   try {
     const done = await generateOccurrence({ ...w, facts }, s.id, { seq: s.seq, loaded });
-    return done ? 'generated' : 'stop';
+    if (!done) return 'stop';
+    // The schedule as its recording left it: when nothing more is due today (the usual case, one occurrence
+    // per tick), the catch-up ends here rather than read the stream again to find that out.
+    const after = done.schedule.events.length > 0 ? done.schedule.state.schedule : null;
+    const last = after !== null && after !== undefined && (after.status !== 'active' || after.next_run_date === null || after.next_run_date > today);
+    return last ? 'generated, last' : 'generated';
   } catch (err) {
     if (!(err instanceof DomainError) || err.code === 'NOT_FOUND') throw err;
     const error = { code: err.code, message: err.message };
@@ -122,10 +128,10 @@ async function catchUp(deps: SchedulerDeps, due: DueSchedule, today: string, bud
       deps.logger.error({ err, schedule_id: due.id }, 'scheduler: run failed, retried next tick');
       return;
     }
-    if (step === 'generated') report.generated++;
+    if (step === 'generated' || step === 'generated, last') report.generated++;
     else if (step === 'failed') report.failed++;
     else if (step === 'closed') report.closed++;
-    if (step === 'stop') return;
+    if (step === 'stop' || step === 'generated, last') return;
   }
 }
 

@@ -124,6 +124,17 @@ describe('recurring scheduler (ticks at fixed instants)', () => {
     expect(read.history.map((h: any) => h.invoice_number)).to.deep.equal(['INV-2026-000003', 'INV-2026-000002', 'INV-2026-000001']);
   });
 
+  it('one due occurrence reads the schedule once (not again to find nothing more due), the invoice for its finalize, and a new numbering stream', async () => {
+    await api.make(customer.id, { frequency: 'monthly', start_date: '2026-01-05', auto_finalize: true });
+    await settled();
+    const reads: string[] = [];
+    const store = { ...deps.store, readStream: (stream: string, options?: any) => (reads.push(stream.split('-')[0]), deps.store.readStream(stream, options)) };
+    expect(await runSchedulerTick({ ...deps, store }, at('2026-01-05T10:00:00.000Z'))).to.include({ generated: 1 });
+    await settled();
+    // (The numbering stream is read once per organization and year, then cached: src/commands/invoicenumber/handler.ts.)
+    expect(reads).to.deep.equal(['schedule', 'invoice', 'invoicenumbers']);
+  });
+
   it('an inactive customer: a failed run with CUSTOMER_INACTIVE and no invoice, retried that day only, then moved past', async () => {
     const s = await api.make(customer.id, { frequency: 'monthly', start_date: '2026-03-10' });
     await call(`${api.invoices.url}/customers/${customer.id}`, api.invoices.secret, { method: 'PATCH', body: { status: 'inactive' } });
