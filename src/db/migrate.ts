@@ -1,3 +1,4 @@
+import { writeBusinessOffsets } from './business-offsets.ts';
 import { Migrator, type Kysely } from 'kysely';
 import { migrations } from './migrations/index.ts';
 
@@ -11,4 +12,6 @@ export async function migrateToLatest(db: Kysely<any>): Promise<void> {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
     throw new Error(`migration ${failed} failed: ${(error as Error).message ?? String(error)}`);
   }
+  // Not a migration: this process's time zone data, which a newer Node may correct (src/db/business-offsets.ts).
+  await writeBusinessOffsets(db);
 }

@@ -12,12 +12,12 @@
  * late run never moves the later ones.
  */
 import { Temporal } from 'temporal-polyfill';
+import { BUSINESS_TIME_ZONE } from '../../shared/business-time.ts';
 
 export const FREQUENCIES = ['weekly', 'biweekly', 'monthly', 'quarterly', 'biannually', 'yearly'] as const;
 export type Frequency = (typeof FREQUENCIES)[number];
 
-/** Organizations' "today" is computed in this zone (its offset changes during Ramadan). */
-export const BUSINESS_TIME_ZONE = 'Africa/Casablanca';
+export { BUSINESS_TIME_ZONE };
 
 /** The largest day_of_month: every month has it. */
 export const MAX_DAY_OF_MONTH = 28;

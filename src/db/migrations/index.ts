@@ -50,4 +50,5 @@ export const migrations: Record<string, Migration> = {
   '0105_schedule_guards': onDemand(() => import('./0105_schedule_guards.ts')),
   '0106_es_events_inline_projectors': onDemand(() => import('./0106_es_events_inline_projectors.ts')),
   '0107_schedule_customers': onDemand(() => import('./0107_schedule_customers.ts')),
+  '0108_business_dates': onDemand(() => import('./0108_business_dates.ts')),
 };
