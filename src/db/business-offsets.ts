@@ -3,8 +3,11 @@
  * has them, into business_utc_offsets (migration 0108), which the analysts'
  * views read through business_date(): their calendar days are then the
  * API's (src/shared/business-time.ts). Run after the migrations at every
- * start, so a new Node with newer data corrects them; rewritten only when
- * they differ, in one transaction, one writer at a time.
+ * start, so a newer Node with newer data corrects them. Rewritten only when
+ * they differ and this process's data is not older than theirs (so processes
+ * of two Node versions, or an operator's CLI with an older Node, do not undo
+ * each other: the newest data stays), in one transaction, one writer at a
+ * time.
  */
 import { sql, type Kysely } from 'kysely';
 import { businessUtcOffsets, type UtcOffsetSince } from '../shared/business-time.ts';
@@ -12,20 +15,26 @@ import { businessUtcOffsets, type UtcOffsetSince } from '../shared/business-time
 /** Computed once per process (up to 0.2 s with Node 20's data, which lists Ramadan changes to 2087). */
 let computed: UtcOffsetSince[] | null = null;
 
-export async function writeBusinessOffsets(db: Kysely<any>): Promise<void> {
+/** The release of this process's time zone data ('2026c'), or '' when Node does not say. */
+export const TZDATA = process.versions.tz ?? '';
+
+export async function writeBusinessOffsets(db: Kysely<any>, tzdata = TZDATA): Promise<void> {
   const offsets = (computed ??= businessUtcOffsets());
   const since = offsets.map((o) => o.since.toISOString());
   const seconds = offsets.map((o) => o.offsetSeconds);
-  const same = sql<{ same: boolean }>`
-    select coalesce(array_agg(since order by since) = ${since}::timestamptz[]
-                and array_agg(extract(epoch from utc_offset)::int order by since) = ${seconds}::int[], false) as same
+  // Releases compare as text ('2025c' < '2026a' < '2026c').
+  const current = sql<{ current: boolean }>`
+    select coalesce(max(tzdata) > ${tzdata}
+                 or (array_agg(since order by since) = ${since}::timestamptz[]
+                     and array_agg(extract(epoch from utc_offset)::int order by since) = ${seconds}::int[]
+                     and max(tzdata) = ${tzdata}), false) as current
       from business_utc_offsets`;
-  if ((await same.execute(db)).rows[0]?.same) return;
+  if ((await current.execute(db)).rows[0]?.current) return;
   await db.transaction().execute(async (trx) => {
     await sql`lock table business_utc_offsets in exclusive mode`.execute(trx);
-    if ((await same.execute(trx)).rows[0]?.same) return; // another process wrote the same meanwhile
+    if ((await current.execute(trx)).rows[0]?.current) return; // another process wrote them meanwhile
     await sql`delete from business_utc_offsets`.execute(trx);
-    await sql`insert into business_utc_offsets (since, utc_offset)
-              select s, make_interval(secs => o) from unnest(${since}::timestamptz[], ${seconds}::int[]) as t(s, o)`.execute(trx);
+    await sql`insert into business_utc_offsets (since, utc_offset, tzdata)
+              select s, make_interval(secs => o), ${tzdata} from unnest(${since}::timestamptz[], ${seconds}::int[]) as t(s, o)`.execute(trx);
   });
 }

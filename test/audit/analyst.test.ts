@@ -6,6 +6,7 @@
 import { expect } from 'chai';
 import pg from 'pg';
 import { v7 as uuidv7 } from 'uuid';
+import { businessToday } from '../../src/commands/schedule/calendar.ts';
 import { runAdmin } from '../support/admin-cli.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { invoicesClient, type InvoicesClient } from '../invoices/support.ts';
@@ -72,6 +73,13 @@ describe('analyst logins', function () {
       const { rows } = await client.query(`select distinct organization_id from ${table}`);
       expect(rows, table).to.deep.equal([{ organization_id: org }]);
     }
+    // The views' calendar (migration 0108): the offsets table and its functions, which run with the analyst's rights.
+    const day = () => businessToday(new Date());
+    const before = day();
+    const { rows: calendar } = await client.query('select business_today()::text as today, business_date(now())::text as now, (select count(*)::int from business_utc_offsets) as offsets');
+    expect([before, day()]).to.include(calendar[0].today);
+    expect(calendar[0].now).to.equal(calendar[0].today);
+    expect(calendar[0].offsets).to.be.greaterThan(0);
     const foreign = await client.query('select count(*)::int as n from invoices where organization_id = $1', [other.tenant.organizationId]);
     expect(foreign.rows[0].n).to.equal(0);
     // The service's own login still sees both.

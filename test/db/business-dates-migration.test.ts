@@ -1,12 +1,13 @@
 /**
  * Migration 0108 (the analysts' views' calendar from business_utc_offsets):
  * down gives the views back PostgreSQL's own time zone data, up again the
- * service's; the offsets are rewritten only when they differ.
+ * service's; the offsets are rewritten only when they differ, and never by
+ * older data.
  */
 import { expect } from 'chai';
 import { sql } from 'kysely';
 import * as m0108 from '../../src/db/migrations/0108_business_dates.ts';
-import { writeBusinessOffsets } from '../../src/db/business-offsets.ts';
+import { TZDATA, writeBusinessOffsets } from '../../src/db/business-offsets.ts';
 import { businessUtcOffsets } from '../../src/shared/business-time.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 
@@ -26,9 +27,15 @@ describe('migration 0108: the views\' calendar from the service\'s time zone dat
     expect(await definition('vat_by_period')).to.contain('business_date(');
     const written = await offsets();
     expect(written.n).to.equal(businessUtcOffsets().length);
-    // Written again only when they differ: the same data leaves the rows as they are.
+    // Written again only when they differ: the same data leaves the rows as they are, and so does older data
+    // (a process of an older Node beside the others); newer data replaces them.
     await writeBusinessOffsets(database.db);
     expect(await offsets()).to.deep.equal(written);
+    await writeBusinessOffsets(database.db, '2000a');
+    expect(await offsets()).to.deep.equal(written);
+    await writeBusinessOffsets(database.db, '9999z');
+    expect((await offsets()).xmin).to.not.equal(written.xmin);
+    expect((await sql<{ tzdata: string }>`select distinct tzdata from business_utc_offsets`.execute(database.db)).rows).to.deep.equal([{ tzdata: '9999z' }]);
 
     await m0108.down(database.db);
     expect(await definition('receivables_aging')).to.not.contain('business_today');
@@ -38,6 +45,7 @@ describe('migration 0108: the views\' calendar from the service\'s time zone dat
     await m0108.up(database.db);
     expect((await offsets()).n).to.equal(0); // until the next start writes them
     await writeBusinessOffsets(database.db);
+    expect((await sql<{ tzdata: string }>`select distinct tzdata from business_utc_offsets`.execute(database.db)).rows).to.deep.equal([{ tzdata: TZDATA }]);
     expect((await offsets()).n).to.equal(businessUtcOffsets().length);
     expect(await definition('receivables_aging')).to.contain('business_today()');
   });

@@ -6,12 +6,15 @@
  *
  * - business_utc_offsets: Africa/Casablanca's offset from UTC from each
  *   instant on, written by the service at every start from Node's data
- *   (src/db/business-offsets.ts, after the migrations).
+ *   (src/db/business-offsets.ts, after the migrations), with the release of
+ *   that data: a process with older data (an older Node beside the others)
+ *   leaves them as they are.
  * - business_date(instant): the calendar day of an instant by those offsets;
  *   by PostgreSQL's own data only for an instant before the first row (or
  *   none written yet). business_today(): today's.
- * - receivables_aging (as_of) and vat_by_period (the month of a payment) use
- *   them; their columns are unchanged (create or replace keeps the grants).
+ * - receivables_aging (as_of, evaluated once per query) and vat_by_period
+ *   (the month of a payment) use them; their columns are unchanged (create or
+ *   replace keeps the grants).
  *
  * The functions are security invoker, as the views are: analysts read the
  * offsets table (granted here; it holds nothing of any organization).
@@ -37,7 +40,7 @@ function views(today: string, paymentDay: string): string {
     create or replace view receivables_aging with (security_invoker = true) as
     with open as (
       select i.*,
-             ${today} as as_of,
+             (select ${today}) as as_of,
              least(coalesce(i.due_date - i.issue_date, 60), 120) as legal_term_days
       from invoices i
       where i.status in ('finalized', 'sent') and i.amount_due > 0
@@ -63,10 +66,12 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`
     create table business_utc_offsets (
       since timestamptz primary key,
-      utc_offset interval not null
+      utc_offset interval not null,
+      tzdata text not null
     );
     comment on table business_utc_offsets is
       'Africa/Casablanca''s offset from UTC from each instant on, as the service''s time zone data has it (written at each start)';
+    comment on column business_utc_offsets.tzdata is 'The time zone data release the offsets come from (Node''s process.versions.tz): an older one never replaces them';
     grant select on business_utc_offsets to ${sql.raw(ANALYST_GROUP)};
 
     create function business_date(instant timestamptz) returns date language sql stable as $$
