@@ -7,6 +7,7 @@ import { sql, type Kysely } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import { isPlan, type Plan } from './plans.ts';
 import { DomainError } from '../shared/errors.ts';
+import { BUSINESS_TIME_ZONE } from '../shared/business-time.ts';
 import { isUuid } from '../shared/ids.ts';
 import type { Database } from '../db/schema.ts';
 
@@ -35,7 +36,7 @@ function checkDate(value: string): string {
 }
 
 // Built once: constructing an Intl.DateTimeFormat costs more than a whole API request's checks.
-const CASABLANCA_DATE = new Intl.DateTimeFormat('en-CA', { timeZone: 'Africa/Casablanca' });
+const CASABLANCA_DATE = new Intl.DateTimeFormat('en-CA', { timeZone: BUSINESS_TIME_ZONE });
 
 let cached = { second: -1, date: '' };
 

@@ -9,9 +9,10 @@
 import type { Writable } from 'node:stream';
 import { getHeapStatistics } from 'node:v8';
 import type { EventStore, RecordedEvent, TextLogEntry } from '../eventstore/types.ts';
+import { BUSINESS_TIME_ZONE } from '../shared/business-time.ts';
 import { logPages, pagesAhead } from './log-fold.ts';
 
-const CASABLANCA = new Intl.DateTimeFormat('en-CA', { timeZone: 'Africa/Casablanca', year: 'numeric', month: '2-digit', day: '2-digit' });
+const CASABLANCA = new Intl.DateTimeFormat('en-CA', { timeZone: BUSINESS_TIME_ZONE, year: 'numeric', month: '2-digit', day: '2-digit' });
 
 export type ExportFormat = 'jsonl' | 'csv';
 

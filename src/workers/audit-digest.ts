@@ -11,6 +11,7 @@ import type { Kysely } from 'kysely';
 import { recordDigests, type RecordedDigest } from '../audit/digest.ts';
 import { auditStream, DIGEST_EVENT } from '../audit/log-fold.ts';
 import type { EventStore } from '../eventstore/types.ts';
+import { BUSINESS_TIME_ZONE } from '../shared/business-time.ts';
 import type { Worker } from './worker.ts';
 import type { Database } from '../db/schema.ts';
 
@@ -19,7 +20,7 @@ const CHECK_EVERY_MS = 60 * 60 * 1000;
 const FIRST_CHECK_MS = 5 * 60 * 1000;
 
 function casablancaDay(instant: Date): string {
-  return new Intl.DateTimeFormat('en-CA', { timeZone: 'Africa/Casablanca', year: 'numeric', month: '2-digit', day: '2-digit' }).format(instant);
+  return new Intl.DateTimeFormat('en-CA', { timeZone: BUSINESS_TIME_ZONE, year: 'numeric', month: '2-digit', day: '2-digit' }).format(instant);
 }
 
 /** Records today's digest for every organization that has none yet; returns what it wrote. */
