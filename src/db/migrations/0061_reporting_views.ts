@@ -13,7 +13,60 @@
  */
 import { sql, type Kysely } from 'kysely';
 
-const TODAY = sql.raw(`(now() at time zone 'Africa/Casablanca')::date`);
+/**
+ * "Today" and a payment's calendar day as this migration computed them, with
+ * PostgreSQL's own time zone data (migration 0108 takes them from the
+ * service's instead, and its down puts these back).
+ */
+export const PG_TODAY = `(now() at time zone 'Africa/Casablanca')::date`;
+export const PG_PAYMENT_DAY = `i.paid_at at time zone 'Africa/Casablanca'`;
+
+type Create = 'create view' | 'create or replace view';
+
+/** vat_by_period; `paymentDay`: the calendar day of `i.paid_at`. */
+export function vatByPeriodView(create: Create, paymentDay: string): string {
+  return `
+    ${create} vat_by_period with (security_invoker = true) as
+    select i.organization_id, 'issue'::text as basis, date_trunc('month', i.issue_date)::date as period,
+           b.rate, i.currency, count(*)::int as invoices, sum(b.taxable_amount) as taxable_amount, sum(b.tax_amount) as tax_amount
+    from invoices i join invoice_tax_breakdown b on b.invoice_id = i.id
+    where i.status in ('finalized', 'sent', 'paid')
+    group by i.organization_id, 3, b.rate, i.currency
+    union all
+    select i.organization_id, 'payment', date_trunc('month', ${paymentDay})::date,
+           b.rate, i.currency, count(*)::int, sum(b.taxable_amount), sum(b.tax_amount)
+    from invoices i join invoice_tax_breakdown b on b.invoice_id = i.id
+    where i.status = 'paid'
+    group by i.organization_id, 3, b.rate, i.currency;`;
+}
+
+/** receivables_aging; `asOf`: today's date. */
+export function receivablesAgingView(create: Create, asOf: string): string {
+  return `
+    ${create} receivables_aging with (security_invoker = true) as
+    with open as (
+      select i.*,
+             ${asOf} as as_of,
+             least(coalesce(i.due_date - i.issue_date, 60), 120) as legal_term_days
+      from invoices i
+      where i.status in ('finalized', 'sent') and i.amount_due > 0
+    )
+    select o.organization_id, o.id as invoice_id, o.invoice_number, o.customer_id, o.customer_name, o.currency,
+           o.issue_date, o.due_date, o.amount_due, o.as_of,
+           greatest(o.as_of - coalesce(o.due_date, o.issue_date), 0) as days_past_due,
+           case
+             when o.as_of - coalesce(o.due_date, o.issue_date) <= 30 then '0-30'
+             when o.as_of - coalesce(o.due_date, o.issue_date) <= 60 then '31-60'
+             when o.as_of - coalesce(o.due_date, o.issue_date) <= 90 then '61-90'
+             when o.as_of - coalesce(o.due_date, o.issue_date) <= 120 then '91-120'
+             else 'over 120'
+           end as bucket,
+           o.legal_term_days,
+           o.issue_date + o.legal_term_days as legal_deadline,
+           o.as_of > o.issue_date + o.legal_term_days as beyond_legal_term,
+           coalesce(o.due_date - o.issue_date > 120, false) as agreed_term_over_120
+    from open o;`;
+}
 
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`
@@ -54,42 +107,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     select organization_id, year, sequence, 'duplicate', count(*)::int
     from invoice_register group by organization_id, year, sequence having count(*) > 1;
 
-    create view vat_by_period with (security_invoker = true) as
-    select i.organization_id, 'issue'::text as basis, date_trunc('month', i.issue_date)::date as period,
-           b.rate, i.currency, count(*)::int as invoices, sum(b.taxable_amount) as taxable_amount, sum(b.tax_amount) as tax_amount
-    from invoices i join invoice_tax_breakdown b on b.invoice_id = i.id
-    where i.status in ('finalized', 'sent', 'paid')
-    group by i.organization_id, 3, b.rate, i.currency
-    union all
-    select i.organization_id, 'payment', date_trunc('month', i.paid_at at time zone 'Africa/Casablanca')::date,
-           b.rate, i.currency, count(*)::int, sum(b.taxable_amount), sum(b.tax_amount)
-    from invoices i join invoice_tax_breakdown b on b.invoice_id = i.id
-    where i.status = 'paid'
-    group by i.organization_id, 3, b.rate, i.currency;
+    ${sql.raw(vatByPeriodView('create view', PG_PAYMENT_DAY))}
 
-    create view receivables_aging with (security_invoker = true) as
-    with open as (
-      select i.*,
-             ${TODAY} as as_of,
-             least(coalesce(i.due_date - i.issue_date, 60), 120) as legal_term_days
-      from invoices i
-      where i.status in ('finalized', 'sent') and i.amount_due > 0
-    )
-    select o.organization_id, o.id as invoice_id, o.invoice_number, o.customer_id, o.customer_name, o.currency,
-           o.issue_date, o.due_date, o.amount_due, o.as_of,
-           greatest(o.as_of - coalesce(o.due_date, o.issue_date), 0) as days_past_due,
-           case
-             when o.as_of - coalesce(o.due_date, o.issue_date) <= 30 then '0-30'
-             when o.as_of - coalesce(o.due_date, o.issue_date) <= 60 then '31-60'
-             when o.as_of - coalesce(o.due_date, o.issue_date) <= 90 then '61-90'
-             when o.as_of - coalesce(o.due_date, o.issue_date) <= 120 then '91-120'
-             else 'over 120'
-           end as bucket,
-           o.legal_term_days,
-           o.issue_date + o.legal_term_days as legal_deadline,
-           o.as_of > o.issue_date + o.legal_term_days as beyond_legal_term,
-           coalesce(o.due_date - o.issue_date > 120, false) as agreed_term_over_120
-    from open o;
+    ${sql.raw(receivablesAgingView('create view', PG_TODAY))}
 
     create view customer_statement with (security_invoker = true) as
     select i.organization_id, i.customer_id, (array_agg(i.customer_name order by i.issue_date desc, i.invoice_number desc))[1] as customer_name,

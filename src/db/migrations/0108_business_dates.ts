@@ -20,47 +20,12 @@
  * offsets table (granted here; it holds nothing of any organization).
  */
 import { sql, type Kysely } from 'kysely';
+import { PG_PAYMENT_DAY, PG_TODAY, receivablesAgingView, vatByPeriodView } from './0061_reporting_views.ts';
 import { ANALYST_GROUP } from './0062_analyst_access.ts';
 
-function views(today: string, paymentDay: string): string {
-  return `
-    create or replace view vat_by_period with (security_invoker = true) as
-    select i.organization_id, 'issue'::text as basis, date_trunc('month', i.issue_date)::date as period,
-           b.rate, i.currency, count(*)::int as invoices, sum(b.taxable_amount) as taxable_amount, sum(b.tax_amount) as tax_amount
-    from invoices i join invoice_tax_breakdown b on b.invoice_id = i.id
-    where i.status in ('finalized', 'sent', 'paid')
-    group by i.organization_id, 3, b.rate, i.currency
-    union all
-    select i.organization_id, 'payment', date_trunc('month', ${paymentDay})::date,
-           b.rate, i.currency, count(*)::int, sum(b.taxable_amount), sum(b.tax_amount)
-    from invoices i join invoice_tax_breakdown b on b.invoice_id = i.id
-    where i.status = 'paid'
-    group by i.organization_id, 3, b.rate, i.currency;
-
-    create or replace view receivables_aging with (security_invoker = true) as
-    with open as (
-      select i.*,
-             (select ${today}) as as_of,
-             least(coalesce(i.due_date - i.issue_date, 60), 120) as legal_term_days
-      from invoices i
-      where i.status in ('finalized', 'sent') and i.amount_due > 0
-    )
-    select o.organization_id, o.id as invoice_id, o.invoice_number, o.customer_id, o.customer_name, o.currency,
-           o.issue_date, o.due_date, o.amount_due, o.as_of,
-           greatest(o.as_of - coalesce(o.due_date, o.issue_date), 0) as days_past_due,
-           case
-             when o.as_of - coalesce(o.due_date, o.issue_date) <= 30 then '0-30'
-             when o.as_of - coalesce(o.due_date, o.issue_date) <= 60 then '31-60'
-             when o.as_of - coalesce(o.due_date, o.issue_date) <= 90 then '61-90'
-             when o.as_of - coalesce(o.due_date, o.issue_date) <= 120 then '91-120'
-             else 'over 120'
-           end as bucket,
-           o.legal_term_days,
-           o.issue_date + o.legal_term_days as legal_deadline,
-           o.as_of > o.issue_date + o.legal_term_days as beyond_legal_term,
-           coalesce(o.due_date - o.issue_date > 120, false) as agreed_term_over_120
-    from open o;`;
-}
+/** The two views that compute a day, on `today` and a payment's day (0061 writes them). */
+const views = (today: string, paymentDay: string) =>
+  vatByPeriodView('create or replace view', paymentDay) + receivablesAgingView('create or replace view', today);
 
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`
@@ -86,10 +51,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     alter function business_today() set search_path from current;
     comment on function business_today() is 'Today in Africa/Casablanca, by business_utc_offsets';
   `.execute(db);
-  await sql.raw(views('business_today()', 'business_date(i.paid_at)')).execute(db);
+  await sql.raw(views('(select business_today())', 'business_date(i.paid_at)')).execute(db);
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  await sql.raw(views(`(now() at time zone 'Africa/Casablanca')::date`, `i.paid_at at time zone 'Africa/Casablanca'`)).execute(db);
+  await sql.raw(views(PG_TODAY, PG_PAYMENT_DAY)).execute(db);
   await sql`drop function business_today(); drop function business_date(timestamptz); drop table business_utc_offsets`.execute(db);
 }
