@@ -60,21 +60,28 @@ function timedAppends(store: EventStore): EventStore {
   return store;
 }
 
-async function openEventStore(config: Config, database: DatabaseConnection, inline: InlineSetup | null, requests: Runtime['requests']): Promise<EventStore> {
+/** The event store, and the same for writers no client waits on (Runtime.backgroundStore). */
+async function openEventStore(
+  config: Config,
+  database: DatabaseConnection,
+  inline: InlineSetup | null,
+  requests: Runtime['requests'],
+): Promise<{ store: EventStore; background: EventStore }> {
   if (!config.eventstoreUrl) {
     // auto: a creation while other requests are in progress goes in a group of creations (docs/architecture.md
     // "Creations under load"); true: each write in its own transaction.
     const groupCreations = config.inlineProjections === 'auto' ? () => requests.inProgress > 1 : undefined;
     const store = await createPostgresEventStore(database.pool, database.url, { inline: inline?.projections, groupCreations });
-    const background = store.withoutInlineProjections && timedAppends(store.withoutInlineProjections());
-    if (background) store.withoutInlineProjections = () => background;
-    return timedAppends(store);
+    const view = store.withoutInlineProjections?.();
+    const timed = timedAppends(store);
+    return { store: timed, background: view ? timedAppends(view) : timed };
   }
   const { createEventStoreDBEventStore } = await import('./eventstore/esdb.ts');
   try {
     const store = await createEventStoreDBEventStore(config.eventstoreUrl);
     await store.headPosition(); // fail now, not on the first request
-    return timedAppends(store);
+    const timed = timedAppends(store);
+    return { store: timed, background: timed }; // nothing is inline on EventStoreDB
   } catch (err: any) {
     throw new ConfigError('EVENTSTORE_URL', `cannot reach EventStoreDB: ${err?.message ?? err}`);
   }
@@ -103,7 +110,7 @@ export async function openRuntime(config: Config, logger: Logger, options: Runti
     const inlined = projectors.filter((p) => p.inline);
     const inline = config.eventstoreUrl || config.inlineProjections === 'never' || inlined.length === 0 ? null : inlineProjections(inlined, logger);
     const requests = { inProgress: 0 };
-    const store = await openEventStore(config, database, inline, requests);
+    const { store, background } = await openEventStore(config, database, inline, requests);
     const progress = new ProjectionProgress(database.db, database.url, projectors.map((p) => p.name));
     await progress.start();
     return {
@@ -111,7 +118,7 @@ export async function openRuntime(config: Config, logger: Logger, options: Runti
       logger,
       database,
       store,
-      backgroundStore: store.withoutInlineProjections?.() ?? store,
+      backgroundStore: background,
       projectors,
       progress,
       inline,

@@ -32,7 +32,6 @@ import * as schemas from './schemas/schedules.ts';
 import { invoiceWithCustomerSchema } from './schemas/invoices.ts';
 import { validateNewSchedule, validateSchedulePatch } from '../commands/schedule/validate.ts';
 import { FieldErrors } from '../commands/field-rules.ts';
-import { isUuid } from '../shared/ids.ts';
 import { asRecord, fieldErrorsOf, type BodyCheckContext } from './body-check.ts';
 
 const organizationOf = (ctx: RequestContext) => ctx.organizationId!; // organization routes always have one
@@ -107,7 +106,7 @@ const today = () => businessToday(new Date());
 async function newScheduleErrors(ctx: BodyCheckContext, body: unknown) {
   const input = asRecord(body);
   const id = input.customer_id;
-  const customer = typeof id === 'string' && isUuid(id) ? await readModelFacts(ctx.rt.database.pool).customer(ctx.organizationId!, id.toLowerCase()) : null;
+  const customer = await readModelFacts(ctx.rt.database.pool).customer(ctx.organizationId!, id); // null unless a UUID of one of its customers
   return fieldErrorsOf(() => validateNewSchedule({ ...input, customer_id: typeof id === 'string' ? id.toLowerCase() : id } as never, customer));
 }
 

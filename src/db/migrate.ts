@@ -1,5 +1,5 @@
-import { writeBusinessOffsets } from './business-offsets.ts';
 import { Migrator, type Kysely } from 'kysely';
+import { writeBusinessOffsets } from './business-offsets.ts';
 import { migrations } from './migrations/index.ts';
 
 /** Runs every pending migration (at start-up, in tests, in the CLI). */

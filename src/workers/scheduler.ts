@@ -102,8 +102,8 @@ async function runOne(deps: SchedulerDeps, due: DueSchedule, today: string, fact
     if (!done) return 'stop';
     // The schedule as its recording left it: when nothing more is due today (the usual case, one occurrence
     // per tick), the catch-up ends here rather than read the stream again to find that out.
-    const after = done.schedule.events.length > 0 ? done.schedule.state.schedule : null;
-    const last = after !== null && after !== undefined && (after.status !== 'active' || after.next_run_date === null || after.next_run_date > today);
+    const after = done.schedule.events.length > 0 ? done.schedule.state.schedule : undefined;
+    const last = !!after && (after.status !== 'active' || after.next_run_date === null || after.next_run_date > today);
     return last ? 'generated, last' : 'generated';
   } catch (err) {
     if (!(err instanceof DomainError) || err.code === 'NOT_FOUND') throw err;

@@ -17,8 +17,6 @@ import { BUSINESS_TIME_ZONE } from '../../shared/business-time.ts';
 export const FREQUENCIES = ['weekly', 'biweekly', 'monthly', 'quarterly', 'biannually', 'yearly'] as const;
 export type Frequency = (typeof FREQUENCIES)[number];
 
-export { BUSINESS_TIME_ZONE };
-
 /** The largest day_of_month: every month has it. */
 export const MAX_DAY_OF_MONTH = 28;
 
