@@ -1,8 +1,8 @@
 /**
  * Migration 0108 (the analysts' views' calendar from business_utc_offsets):
  * down gives the views back PostgreSQL's own time zone data, up again the
- * service's; the offsets are rewritten only when they differ, and never by
- * older data.
+ * service's; the offsets are rewritten only by a newer release of the time
+ * zone data, never by the same or an older one.
  */
 import { expect } from 'chai';
 import { sql } from 'kysely';
@@ -27,7 +27,7 @@ describe('migration 0108: the views\' calendar from the service\'s time zone dat
     expect(await definition('vat_by_period')).to.contain('business_date(');
     const written = await offsets();
     expect(written.n).to.equal(businessUtcOffsets().length);
-    // Written again only when they differ: the same data leaves the rows as they are, and so does older data
+    // Written again only by newer data: the same release leaves the rows as they are, and so does older data
     // (a process of an older Node beside the others); newer data replaces them.
     await writeBusinessOffsets(database.db);
     expect(await offsets()).to.deep.equal(written);
