@@ -29,6 +29,12 @@
  *    client's write. It slows the tick by the CPU it takes.
  *  - BENCH_TICK_INLINE=1: the tick through the store with the inline
  *    projections, as it ran until 2026-11-27.
+ *  - BENCH_TICK_IN_SERVICE=1: the tick of the all-in-one process instead
+ *    (`npm start`'s: every role, so its tick shares one Node thread with the
+ *    API and the runners that project it): once the schedules are due, the
+ *    service is started again with every role and SCHEDULER_CRON every
+ *    second, and its tick's duration is read from its 'scheduler tick' log
+ *    line; the baseline after it is measured on a service started as before.
  */
 import { spawn } from 'node:child_process';
 import { sql } from 'kysely';
@@ -59,6 +65,7 @@ const CREATES = Math.max(500, Math.round(2000 * SCALE));
 const CONCURRENCY = 32;
 const PROBE = process.env.BENCH_PROBE === '1';
 const TICK_INLINE = process.env.BENCH_TICK_INLINE === '1';
+const IN_SERVICE = process.env.BENCH_TICK_IN_SERVICE === '1';
 
 const items = Array.from({ length: 5 }, (_, i) => ({ description: `Prestation de conseil ${i + 1}`, quantity: i + 1, unit_price: 1250.5, tax_rate: i === 4 ? 10 : 20 }));
 
@@ -80,14 +87,38 @@ async function tenant(database: BenchDatabase, n: number): Promise<Tenant> {
   return { organizationId, auth: { authorization: `Bearer ${secret}` } };
 }
 
-/** The service without the scheduler role: the tick timed below is the only one. */
-async function startService(port: number, env: Record<string, string>): Promise<{ url: string; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--role', 'api,projector,webhooks'], {
+interface Service {
+  url: string;
+  /** Resolves with the first log line (parsed JSON) whose msg is `message`, and the bench's clock when it arrived. */
+  logged(message: string): Promise<{ line: Record<string, any>; at: bigint }>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The service, by default without the scheduler role (the tick timed below is then the only one);
+ * `roles` null: every role, as `npm start` runs it.
+ */
+async function startService(port: number, env: Record<string, string>, roles: string | null = 'api,projector,webhooks'): Promise<Service> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...(roles ? ['--role', roles] : [])], {
     env: { ...process.env, ...env, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  child.stdout!.on('data', (d) => (output = (output + d).slice(-4000)));
+  let partial = '';
+  const waiting: { message: string; resolve: (r: { line: Record<string, any>; at: bigint }) => void }[] = [];
+  child.stdout!.on('data', (d) => {
+    output = (output + d).slice(-4000);
+    const lines = (partial + d).split('\n');
+    partial = lines.pop()!;
+    for (const text of lines) {
+      if (!waiting.length || !text.startsWith('{')) continue;
+      const line = JSON.parse(text);
+      for (const w of waiting.filter((w) => w.message === line.msg)) {
+        waiting.splice(waiting.indexOf(w), 1);
+        w.resolve({ line, at: process.hrtime.bigint() });
+      }
+    }
+  });
   child.stderr!.on('data', (d) => (output = (output + d).slice(-4000)));
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 90_000;
@@ -97,6 +128,7 @@ async function startService(port: number, env: Record<string, string>): Promise<
   }
   return {
     url,
+    logged: (message) => new Promise((resolve) => waiting.push({ message, resolve })),
     async stop() {
       if (child.exitCode !== null) return;
       const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -111,11 +143,13 @@ export async function run(): Promise<void> {
   const step = (s: string) => console.log(`  ${s} (${(msSince(started) / 1000).toFixed(0)} s)`);
   const server = await startBenchServer();
   const database = await createBenchDatabase(server, { poolSize: 20, prefix: 'bench_recurring' });
-  let service: { url: string; stop(): Promise<void> } | null = null;
+  let service: Service | null = null;
   try {
     console.log(`server: ${server.description}`);
     console.log(`${fmtInt(OCCURRENCES)} due occurrences in ${ORGANIZATIONS} organizations (auto_finalize); baseline: ${fmtInt(CREATES)} POST /invoices at concurrency ${CONCURRENCY}`);
-    service = await startService(await freePort(), { DATABASE_URL: database.url, LOG_LEVEL: 'warn', SERVICE_MODE: 'test' });
+    const serviceEnv = { DATABASE_URL: database.url, LOG_LEVEL: 'warn', SERVICE_MODE: 'test' };
+    const port = await freePort();
+    service = await startService(port, serviceEnv);
     const api = `${service.url}/api/v1`;
     const tenants: Tenant[] = [];
     const customers: string[] = [];
@@ -129,7 +163,8 @@ export async function run(): Promise<void> {
 
     // Baseline: create-invoice throughput, in the first organization, before anything is due.
     const body = { customer_id: customers[0], issue_date: '2026-03-14', items };
-    await runConcurrently(200, CONCURRENCY, () => expectStatus(request(`${api}/invoices`, 'POST', body, tenants[0].auth), 201));
+    const warmUp = () => runConcurrently(200, CONCURRENCY, () => expectStatus(request(`${api}/invoices`, 'POST', body, tenants[0].auth), 201));
+    await warmUp();
     // Measured before and again after the tick (a few seconds each, on a shared machine): the ratio is to their mean.
     const measureCreates = async () => {
       const creates = await runConcurrently(CREATES, CONCURRENCY, () => expectStatus(request(`${api}/invoices`, 'POST', body, tenants[0].auth), 201));
@@ -175,14 +210,32 @@ export async function run(): Promise<void> {
       step(`probe, idle: ${idleProbe.length} lone creates`);
     }
 
-    // The tick, in this process, on its own pool and event store (as a scheduler process has).
-    const tickStart = process.hrtime.bigint();
+    // The tick, in this process, on its own pool and event store (as a scheduler process has); or the
+    // all-in-one service's, which starts within a second of the service (SCHEDULER_CRON every second).
     let ticking = true;
-    const tickProbe = PROBE ? probe(() => ticking) : Promise.resolve([]);
-    const tickStore = TICK_INLINE ? store : store.withoutInlineProjections!();
-    const report = await runSchedulerTick({ db: database.db, pool: database.pool, store: tickStore, logger: silentLogger }, new Date()).finally(() => (ticking = false));
-    const tickMs = msSince(tickStart);
-    const duringProbe = await tickProbe;
+    let tickStart: bigint;
+    let tickMs: number;
+    let report: { generated: number; failed: number };
+    let duringProbe: number[];
+    if (IN_SERVICE) {
+      await service.stop();
+      service = null;
+      service = await startService(port, { ...serviceEnv, LOG_LEVEL: 'info', SCHEDULER_CRON: '* * * * * *' }, null);
+      const tickProbe = PROBE ? probe(() => ticking) : Promise.resolve([]);
+      const { line, at } = await service.logged('scheduler tick');
+      ticking = false;
+      duringProbe = await tickProbe;
+      report = { generated: line.generated, failed: line.failed };
+      tickMs = line.ms;
+      tickStart = at - BigInt(Math.round(line.ms * 1e6));
+    } else {
+      tickStart = process.hrtime.bigint();
+      const tickProbe = PROBE ? probe(() => ticking) : Promise.resolve([]);
+      const tickStore = TICK_INLINE ? store : store.withoutInlineProjections!();
+      report = await runSchedulerTick({ db: database.db, pool: database.pool, store: tickStore, logger: silentLogger }, new Date()).finally(() => (ticking = false));
+      tickMs = msSince(tickStart);
+      duringProbe = await tickProbe;
+    }
     await store.close();
     const tickRate = perSecond(report.generated, tickMs);
     step(`tick: ${fmtInt(report.generated)} generated, ${report.failed} failed in ${fmtMs(tickMs)}`);
@@ -209,6 +262,13 @@ export async function run(): Promise<void> {
         from invoices where invoice_number is not null group by organization_id`.execute(database.db);
     const gapless = numbers.every((r) => r.numbers.every((num, i) => Number(num.slice(-6)) === i + 1));
     const { runs: generatedRuns, numbered } = seen;
+    if (IN_SERVICE) {
+      // The baseline after the tick on the service as it was measured before (its access log at info would cost it).
+      await service.stop();
+      service = null;
+      service = await startService(port, serviceEnv);
+      await warmUp(); // a fresh process, as before the first measure
+    }
     const createsAfter = await measureCreates();
     const createRate = (createsBefore + createsAfter) / 2;
     step(`baseline measured again: ${fmtInt(createsAfter)} creates/s (before the tick ${fmtInt(createsBefore)}; the ratio is to their mean)`);
@@ -228,7 +288,7 @@ export async function run(): Promise<void> {
       ],
     ];
     console.log('');
-    console.log(`tick through the store ${TICK_INLINE ? 'WITH' : 'without'} inline projections`);
+    console.log(IN_SERVICE ? 'the all-in-one service\'s tick (every role in one process)' : `tick through the store ${TICK_INLINE ? 'WITH' : 'without'} inline projections`);
     console.log(formatTable(headers, table));
     if (PROBE) {
       const rows = [['idle, before the tick', idleProbe], ['during the tick', duringProbe]].map(([label, samples]) => {

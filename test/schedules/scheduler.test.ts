@@ -7,7 +7,8 @@ import { expect } from 'chai';
 import { generateOccurrence } from '../../src/commands/schedule/generate.ts';
 import { encodePosition } from '../../src/eventstore/position.ts';
 import { readModelFacts } from '../../src/queries/invoice-facts.ts';
-import { silentLogger } from '../../src/shared/logger.ts';
+import { Writable } from 'node:stream';
+import { createLogger, silentLogger } from '../../src/shared/logger.ts';
 import { runScheduleReactions } from '../../src/workers/schedule-reactions.ts';
 import { runSchedulerTick, schedulerDeps, schedulerWorker, type SchedulerDeps } from '../../src/workers/scheduler.ts';
 import { ConfigError, loadConfig } from '../../src/config.ts';
@@ -320,14 +321,26 @@ describe("recurring scheduler: its writes are the runners' to project", () => {
     }
   });
 
-  it('the scheduler role ticks through the background store', async () => {
+  it('the scheduler role ticks through the background store, and logs each tick with its counts and duration', async () => {
     await api.make(customer.id, { frequency: 'monthly', start_date: '2026-02-05', auto_finalize: true });
     // A process with the scheduler role alone, on the same database, ticking every second at a fixed instant.
     const config = loadConfig({ DATABASE_URL: server.database.url, PORT: '0', SCHEDULER_CRON: '* * * * * *', INLINE_PROJECTIONS: process.env.INLINE_PROJECTIONS });
-    const scheduler = await startServer(config, silentLogger, ['scheduler'], { ...processParts, workers: [schedulerWorker({ clock: () => at('2026-02-05T10:00:00.000Z') })] });
+    const lines: any[] = [];
+    const sink = new Writable({
+      write(chunk, _enc, done) {
+        for (const l of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(l));
+        done();
+      },
+    });
+    const scheduler = await startServer(config, createLogger('info', sink), ['scheduler'], { ...processParts, workers: [schedulerWorker({ clock: () => at('2026-02-05T10:00:00.000Z') })] });
     try {
       await until(async () => (await invoicesOf(api)).some((i: any) => i.status === 'finalized'), 20_000, 'the finalized invoice of the tick, projected by the runners');
       expect((await invoicesOf(api)).map((i: any) => [i.status, i.invoice_number, i.issue_date])).to.deep.equal([['finalized', 'INV-2026-000001', '2026-02-05']]);
+      await until(() => lines.some((l) => l.msg === 'scheduler tick'), 10_000, "the tick's log line");
+      const ticks = lines.filter((l) => l.msg === 'scheduler tick');
+      expect(ticks, 'one line: the ticks after it found nothing to do').to.have.length(1);
+      expect(ticks[0]).to.include({ level: 30, ran: true, generated: 1, failed: 0, closed: 0 });
+      expect(ticks[0].ms).to.be.a('number').and.satisfy((ms: number) => Number.isInteger(ms) && ms >= 0);
     } finally {
       await scheduler.stop();
     }
