@@ -136,7 +136,8 @@ export function dashboardRouter(rt: Runtime): Router {
     if (err?.code === 'EBADCSRFTOKEN') {
       return render(rt, req, res, 'error', { title: 'error.csrf.title', text: 'error.csrf.text' }, 403);
     }
-    if (err?.status === 404 || err?.statusCode === 404) return notFoundPage(rt)(req, res, _next);
+    // A path whose percent-encoding does not decode (express's router refuses it) names no page either.
+    if (err?.status === 404 || err?.statusCode === 404 || err instanceof URIError) return notFoundPage(rt)(req, res, _next);
     if (typeof err?.status === 'number' && err.status >= 400 && err.status < 500) {
       return render(rt, req, res, 'error', { title: 'error.forbidden.title', text: 'error.csrf.text' }, err.status);
     }

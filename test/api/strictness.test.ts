@@ -120,6 +120,16 @@ describe('API strictness: the adversarial test’s wrong answers', function () {
       });
     }
 
+    for (const path of ['/invoices/%ZZ', '/customers/%C3%28', '/invoices/%E0%A4%A/finalize', '/organizations/%ZZ']) {
+      it(`${path}: 404 NOT_FOUND (percent-encoding that does not decode names no resource), with and without a key`, async () => {
+        for (const secret of [api.secret, null]) {
+          const res = await call(`${server.url}${path}`, secret, path.endsWith('finalize') ? { method: 'POST' } : {});
+          expect(res.status, `${secret ? 'with' : 'without'} a key`).to.equal(404);
+          expect(res.body.error.code).to.equal('NOT_FOUND');
+        }
+      });
+    }
+
     it('two Host headers: 400, before authentication', async () => {
       const res = await raw(port, ['GET /api/v1/invoices HTTP/1.1', 'Host: 127.0.0.1', 'Host: evil.example', `Authorization: Bearer ${api.secret}`]);
       expect(res.status).to.equal(400);

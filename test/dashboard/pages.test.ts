@@ -103,6 +103,7 @@ describe('dashboard: every page (browser, axe-core)', function () {
       ['invoices-detail', (o) => `${o}/invoices/${invoiceId}`],
       ['users', () => `${server.root}/dashboard/users`],
       ['not-found', (o) => `${o}/keys/01a20000-0000-7000-8000-00000000dead/revoke`, 404],
+      ['not-decodable', (o) => `${o}/invoices/%ZZ`, 404],
     ];
     for (const [name, url, status] of pages) {
       it(`on ${name}`, async () => {
