@@ -110,6 +110,32 @@ describe('documents: PDF', function () {
     expect(pages.join('\n')).to.include(normalize(formatMoney(source.invoice.total, 'MAD', 'fr')));
   });
 
+  describe('long unbroken text wraps inside the page: all of it is printed', () => {
+    /** `n` characters without a space: "X0X1X2...". */
+    const run = (c: string, n: number) => Array.from({ length: n }, (_, i) => c + String(i % 10)).join('').slice(0, n);
+    /** The pages' text without spaces and without their footers (the seller's identifiers, "number k/N"), which interrupt text that runs on. */
+    const body = async (source: ReturnType<typeof makeSource>) => {
+      const pages = await pdfPages(await renderPdf(printer, source, 'fr'));
+      const footerIds = [source.seller.legal_name, `ICE ${source.seller.ice}`, `IF ${source.seller.if_number}`, `RC ${source.seller.rc}`].join('·').replace(/\s+/g, '');
+      const flat = (text: string) => text.replace(/[\s\u200b]+/g, ''); // the footer breaks long words with zero-width spaces
+      return pages.map((p) => flat(p).split(footerIds).join('').replace(new RegExp(`${source.invoice.invoice_number}\\d+/\\d+`), '')).join('');
+    };
+
+    it('the notes (5,000 characters, over several pages) and the payment terms (500)', async () => {
+      const long = { notes: run('N', 5000), terms: run('T', 500) };
+      const flat = await body(makeSource({ lines: LINES, notes: long.notes, paymentTerms: long.terms }));
+      for (const [field, text] of Object.entries(long)) expect(flat.includes(text), `${field}: all ${text.length} characters printed`).to.equal(true);
+    });
+
+    it("the seller's legal name, e-mail and website, the buyer's name and street", async () => {
+      const long = { sellerName: run('L', 200), email: `${run('e', 240)}@atlas.ma`, website: `https://${run('w', 480)}.ma`, buyer: run('B', 200), street: run('S', 500) };
+      const base = makeSource({ lines: LINES, customerName: long.buyer, seller: { legal_name: long.sellerName, email: long.email, website: long.website } });
+      const customer = base.invoice.customer!;
+      const flat = await body({ ...base, invoice: { ...base.invoice, customer: { ...customer, address: { ...customer.address, street: long.street } } } });
+      for (const [field, text] of Object.entries(long)) expect(flat.includes(text), `${field}: all ${text.length} characters printed`).to.equal(true);
+    });
+  });
+
   it('marks a void invoice VOID and a paid one PAID with its date, in each language', async () => {
     const voidFr = (await pdfPages(await renderPdf(printer, sample('void'), 'fr'), { raw: true })).join(' ');
     expect(voidFr).to.include('ANNULÉE').and.include('Facture annulée le 25/11/2026');
