@@ -6,6 +6,7 @@
  * checks are the domain rules and also keep the deciders safe on their own.
  */
 import { validationError, type FieldError } from '../shared/errors.ts';
+import countries from 'i18n-iso-countries';
 
 export class FieldErrors {
   readonly fields: FieldError[] = [];
@@ -76,7 +77,12 @@ export function readEnum<T extends string>(
 export const DEFAULT_COUNTRY = 'MA';
 const ICE = /^\d{15}$/;
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-const COUNTRY = /^[A-Z]{2}$/;
+/**
+ * ISO 3166-1 alpha-2 codes, as officially assigned: the list of the npm package i18n-iso-countries
+ * without XK, a user-assigned code (Kosovo) that EN 16931's country list (BR-CL-14) does not accept,
+ * so every address can go into a UBL invoice. Upper case, as ISO writes them.
+ */
+const COUNTRIES: ReadonlySet<string> = new Set(Object.keys(countries.getAlpha2Codes()).filter((code) => code !== 'XK'));
 
 /** An ICE (Identifiant Commun de l'Entreprise): exactly 15 digits. */
 export function isIce(value: string): boolean {
@@ -129,7 +135,7 @@ export function readAddress(
   }
   const input = value as Partial<Record<keyof PostalAddress, unknown>>;
   const country = readText(errors, `${field}.country`, input.country, { max: 2 }) ?? DEFAULT_COUNTRY;
-  if (!COUNTRY.test(country)) errors.add(`${field}.country`, 'must be an ISO 3166-1 alpha-2 code such as MA');
+  if (!COUNTRIES.has(country)) errors.add(`${field}.country`, 'must be an ISO 3166-1 alpha-2 code such as MA');
   return {
     street: readText(errors, `${field}.street`, input.street, { max: limits.street }) ?? null,
     city: readText(errors, `${field}.city`, input.city, { max: limits.city }) ?? null,

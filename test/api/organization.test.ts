@@ -58,6 +58,7 @@ describe('API /organization', function () {
       [{ legal_name: null }, ['legal_name']],
       [{ legal_name: '   ', ice: '1234567890123456', email: 'no', website: 'javascript:alert(1)' }, ['legal_name', 'ice', 'email', 'website']],
       [{ phone: 5, billing_address: 'Rabat' }, ['phone', 'billing_address']],
+      [{ billing_address: { country: 'XX' } }, ['billing_address.country']],
       [{ legal_name: 'Atlas\u0000', billing_address: { city: '\ud800' } }, ['legal_name', 'billing_address.city']],
     ];
     for (const [body, fields] of cases) {
