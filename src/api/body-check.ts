@@ -4,6 +4,7 @@
  * problems in the same answer (docs/api-decisions.md "Errors": every field
  * at once).
  */
+import { takenClaimFields, type NewReservation } from '../commands/reservation/index.ts';
 import { DomainError, type FieldError } from '../shared/errors.ts';
 import type { BodyCheck } from './route.ts';
 
@@ -31,4 +32,13 @@ export function fieldErrorsOf(rules: () => unknown): FieldError[] {
     }
     return [];
   }
+}
+
+/**
+ * `fields` (the body's other problems) plus those its claims would add: `ice: already used` when the
+ * well-formed ICE it names is held by someone other than `owner` (null for a body that creates), so a
+ * duplicate ICE is listed beside the schema's errors (takenClaimFields; it only reads).
+ */
+export async function withTakenClaims(ctx: BodyCheckContext, fields: FieldError[], claims: NewReservation[], owner: string | null): Promise<FieldError[]> {
+  return [...fields, ...(await takenClaimFields(ctx.rt.store, owner, claims, fields))];
 }

@@ -3,13 +3,14 @@
  * Reads come from the customers read model; writes run a command handler and
  * answer through answerAfterWrite (src/api/answer.ts; read your writes, docs/api-decisions.md "Beyond the reference"), then answer from the read model like a GET.
  */
-import { archiveCustomer, createCustomer, updateCustomer, type CustomerResult, type CustomerWrite } from '../commands/customer/handler.ts';
+import { archiveCustomer, createCustomer, iceClaims, updateCustomer, type CustomerResult, type CustomerWrite } from '../commands/customer/handler.ts';
 import { getCustomer, listCustomers, type CustomerListQuery } from '../queries/customers.ts';
 import { notFound } from '../shared/errors.ts';
 import { answerAfterWrite, type WrittenResource } from './answer.ts';
 import { commandInput } from './command-input.ts';
 import { validateCustomerPatch, validateNewCustomer } from '../commands/customer/validate.ts';
-import { asRecord, fieldErrorsOf } from './body-check.ts';
+import { asRecord, fieldErrorsOf, withTakenClaims } from './body-check.ts';
+import { wellFormedIce } from '../commands/field-rules.ts';
 import type { RequestContext, RouteSpec } from './route.ts';
 import { createCustomerBody, customerSchema, listCustomersQuery, updateCustomerBody } from './schemas/customers.ts';
 
@@ -77,7 +78,7 @@ export const customerRoutes: RouteSpec[] = [
     scope: 'customers:write',
     audience: 'organization',
     body: createCustomerBody,
-    check: (_ctx, body) => fieldErrorsOf(() => validateNewCustomer(asRecord(body))),
+    check: (ctx, body) => withTakenClaims(ctx, fieldErrorsOf(() => validateNewCustomer(asRecord(body))), iceClaims(ctx.organizationId!, wellFormedIce(asRecord(body).ice)), null),
     successStatus: 201,
     location: '/customers/:id',
     response: customerSchema,
@@ -94,7 +95,8 @@ export const customerRoutes: RouteSpec[] = [
     scope: 'customers:write',
     audience: 'organization',
     body: updateCustomerBody,
-    check: (_ctx, body) => fieldErrorsOf(() => validateCustomerPatch(asRecord(body))),
+    check: (ctx, body) =>
+      withTakenClaims(ctx, fieldErrorsOf(() => validateCustomerPatch(asRecord(body))), iceClaims(ctx.organizationId!, wellFormedIce(asRecord(body).ice)), ctx.params.id?.toLowerCase() ?? null),
     response: customerSchema,
     errors: ['VERSION_CONFLICT'],
     async handler(ctx, { params, body }) {

@@ -4,13 +4,14 @@
  * organization never gets here: the pipeline refuses it (FORBIDDEN,
  * organization_archived).
  */
-import { updateOrganizationProfile } from '../commands/organization/handler.ts';
+import { iceClaims, updateOrganizationProfile } from '../commands/organization/handler.ts';
 import type { OrganizationPatch } from '../commands/organization/commands.ts';
 import { getOrganization } from '../queries/organizations.ts';
 import { commandInput } from './command-input.ts';
 import { organizationReply, replyAfterWrite } from './organization-reply.ts';
 import { validateOrganizationPatch } from '../commands/organization/validate.ts';
-import { asRecord, fieldErrorsOf } from './body-check.ts';
+import { asRecord, fieldErrorsOf, withTakenClaims } from './body-check.ts';
+import { wellFormedIce } from '../commands/field-rules.ts';
 import type { RouteSpec } from './route.ts';
 import { organizationPatchBody, organizationResponse } from './schemas/organizations.ts';
 
@@ -37,7 +38,7 @@ export const organizationRoutes: RouteSpec[] = [
     scope: 'organization:write',
     audience: 'organization',
     body: organizationPatchBody,
-    check: (_ctx, body) => fieldErrorsOf(() => validateOrganizationPatch(asRecord(body))),
+    check: (ctx, body) => withTakenClaims(ctx, fieldErrorsOf(() => validateOrganizationPatch(asRecord(body))), iceClaims(wellFormedIce(asRecord(body).ice)), ctx.organizationId),
     response: organizationResponse,
     errors: ['VALIDATION_ERROR', 'VERSION_CONFLICT'],
     async handler(ctx, input: { body: OrganizationPatch | undefined }) {

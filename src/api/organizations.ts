@@ -19,7 +19,9 @@ import { PLAN_LIMITS } from '../accounts/plans.ts';
 import { commandInput } from './command-input.ts';
 import { organizationReply, replyAfterWrite } from './organization-reply.ts';
 import { validateNewOrganization } from '../commands/organization/validate.ts';
-import { asRecord, fieldErrorsOf } from './body-check.ts';
+import { asRecord, fieldErrorsOf, withTakenClaims } from './body-check.ts';
+import { iceClaims } from '../commands/organization/handler.ts';
+import { wellFormedIce } from '../commands/field-rules.ts';
 import type { RequestContext, RouteSpec } from './route.ts';
 import { organizationCreateBody, organizationListQuery, organizationResponse } from './schemas/organizations.ts';
 
@@ -78,7 +80,7 @@ export const organizationsRoutes: RouteSpec[] = [
     scope: 'organizations:write',
     audience: 'account',
     body: organizationCreateBody,
-    check: (_ctx, body) => fieldErrorsOf(() => validateNewOrganization(createInput(asRecord(body)))),
+    check: (ctx, body) => withTakenClaims(ctx, fieldErrorsOf(() => validateNewOrganization(createInput(asRecord(body)))), iceClaims(wellFormedIce(asRecord(body).ice)), null),
     successStatus: 201,
     location: '/organizations/:id',
     response: organizationResponse,

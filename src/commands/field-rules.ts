@@ -76,6 +76,12 @@ export function readEnum<T extends string>(
 
 export const DEFAULT_COUNTRY = 'MA';
 const ICE = /^\d{15}$/;
+
+/** The ICE a body names when it is well formed (trimmed), else null: what a refused body's claim would be. */
+export function wellFormedIce(value: unknown): string | null {
+  const text = typeof value === 'string' ? value.trim() : '';
+  return ICE.test(text) ? text : null;
+}
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 /**
  * ISO 3166-1 alpha-2 codes, as officially assigned: the list of the npm package i18n-iso-countries

@@ -83,6 +83,13 @@ describe('API /organization', function () {
     const error = expectError(await patch({ ice: theirs }), 400, 'VALIDATION_ERROR');
     expect(error.details.fields).to.deep.equal([{ field: 'ice', message: 'already used' }]);
 
+    // Beside the body's other problems, whichever layer refuses them; its own ICE is no duplicate.
+    for (const [extra, field] of [[{ email: 'bad' }, 'email'], [{ colour: 'red' }, 'colour']] as const) {
+      const both = expectError(await patch({ ice: theirs, ...extra }), 400, 'VALIDATION_ERROR');
+      expect(both.details.fields.map((f: any) => f.field)).to.have.members([field, 'ice']);
+      expect(expectError(await patch({ ice: mine, ...extra }), 400, 'VALIDATION_ERROR').details.fields.map((f: any) => f.field)).to.deep.equal([field]);
+    }
+
     const fresh = randomIce();
     expect((await patch({ ice: fresh })).body.data.ice).to.equal(fresh);
     // The old value is free again: another organization may take it, and nobody can take the new one.

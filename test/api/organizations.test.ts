@@ -81,6 +81,16 @@ describe('API /organizations', function () {
       for (let i = 0; i < 3; i++) expect((await provision(server, other)).status).to.equal(201);
     });
 
+    it('a duplicate ICE is listed beside the body\'s other problems, whichever layer refuses them', async function () {
+      const ice = randomIce();
+      expect((await provision(server, account, { ice })).status).to.equal(201);
+      for (const [extra, field] of [[{ email: 'bad' }, 'email'], [{ colour: 'red' }, 'colour']] as const) {
+        const error = expectError(await provision(server, account, { ice, ...extra }), 400, 'VALIDATION_ERROR');
+        expect(error.details.fields.map((f: any) => f.field)).to.have.members([field, 'ice']);
+        expect(error.details.fields).to.deep.include({ field: 'ice', message: 'already used' });
+      }
+    });
+
     it('10 concurrent creations with one ICE: exactly one 201', async function () {
       const ice = randomIce();
       const accounts = await Promise.all(Array.from({ length: 10 }, () => newAccount(server)));

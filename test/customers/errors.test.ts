@@ -71,6 +71,23 @@ describe('customers API: errors', () => {
     expect((await api.list()).body.meta.pagination.total).to.equal(1);
   });
 
+  it('lists a duplicate ICE beside the body\'s other problems, on create and on PATCH, whichever layer refuses them', async () => {
+    const ice = newIce();
+    const holder = await api.make({ name: 'Holder', type: 'b2b', ice });
+    // The domain rules refuse the e-mail (the schema passes it); the schema refuses the unknown field.
+    expect(fieldsOf(await api.create({ name: 'Second', type: 'b2b', ice, email: 'bad' }))).to.deep.equal({ email: 'must be a valid email address', ice: 'already used' });
+    expect(fieldsOf(await api.create({ name: 'Second', type: 'b2b', ice, colour: 'red' }))).to.deep.equal({ colour: 'is not allowed', ice: 'already used' });
+    const other = await api.make({ name: 'Other', type: 'b2b' });
+    expect(fieldsOf(await api.patch(other.id, { ice, email: 'bad' }))).to.deep.equal({ email: 'must be a valid email address', ice: 'already used' });
+    expect(fieldsOf(await api.patch(other.id, { ice, colour: 'red' }))).to.deep.equal({ colour: 'is not allowed', ice: 'already used' });
+    // Its own ICE is not a duplicate; a refused body claims nothing.
+    expect(fieldsOf(await api.patch(holder.id, { ice, email: 'bad' }))).to.deep.equal({ email: 'must be a valid email address' });
+    expect(fieldsOf(await api.patch(holder.id, { ice, colour: 'red' }))).to.deep.equal({ colour: 'is not allowed' });
+    const fresh = newIce();
+    expect(fieldsOf(await api.create({ name: 'Third', type: 'b2b', ice: fresh, email: 'bad' }))).to.deep.equal({ email: 'must be a valid email address' });
+    expect((await api.create({ name: 'Third', type: 'b2b', ice: fresh })).status).to.equal(201);
+  });
+
   it('lets exactly one of concurrent creates take an ICE', async () => {
     const ice = newIce();
     const replies = await Promise.all([1, 2, 3, 4, 5].map((n) => api.create({ name: `Racer ${n}`, type: 'b2b', ice })));

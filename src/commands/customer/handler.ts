@@ -15,7 +15,8 @@
  */
 import type { EventMetadata, EventStore } from '../../eventstore/types.ts';
 import { envelope } from '../command.ts';
-import { customerIceScope, iceAlreadyUsed, writeWithReservations, type ReservedValue } from '../reservation/index.ts';
+import { customerIceScope, iceAlreadyUsed, withTakenClaims, writeWithReservations, type ReservedValue } from '../reservation/index.ts';
+import { wellFormedIce } from '../field-rules.ts';
 import { checkIfMatch, loadOwnedStream, loadStream, ownedBy, runCommand, type LoadedStream, type RunResult } from '../shared/handler.ts';
 import type { CreateCustomerInput, CustomerCommand, CustomerPatch } from './commands.ts';
 import { customerDecider, iceChange, initialCustomerState, type CustomerState } from './decider.ts';
@@ -40,7 +41,7 @@ export function loadCustomer(store: EventStore, organizationId: string, customer
   return loadOwnedStream(store, customerStream(customerId), customerDecider, organizationId, 'Customer');
 }
 
-function iceClaims(organizationId: string, ice: string | null) {
+export function iceClaims(organizationId: string, ice: string | null) {
   return ice ? [{ scope: customerIceScope(organizationId), value: ice, taken: iceAlreadyUsed }] : [];
 }
 
@@ -59,7 +60,11 @@ function run(w: CustomerWrite, metadata: EventMetadata, command: CustomerCommand
 /** POST /customers. `customerId` is a fresh UUID v7 chosen by the caller. */
 export async function createCustomer(w: CustomerWrite, customerId: string, input: CreateCustomerInput): Promise<CustomerResult> {
   const { metadata, commandMetadata } = envelope(w.metadata, w.organizationId);
-  validateNewCustomer(input); // a bad body must not hold an ICE, even for a moment
+  try {
+    validateNewCustomer(input); // a bad body must not hold an ICE, even for a moment
+  } catch (err) {
+    throw await withTakenClaims(w.store, customerId, err, iceClaims(w.organizationId, wellFormedIce(input.ice))); // and a taken ICE is one of its problems
+  }
   // Created by an earlier attempt of this request (the id derives from its Idempotency-Key):
   // answer it, whatever became of its ICE since, and claim nothing.
   const known = await loadStream(w.store, customerStream(customerId), customerDecider);
@@ -93,7 +98,14 @@ export async function updateCustomer(w: CustomerWrite, customerId: string, patch
   const loaded = await loadCustomer(w.store, w.organizationId, customerId);
   const { state, revision } = loaded;
   checkIfMatch(w.ifMatch, revision, 'customer');
-  if (customerDecider.decide(command, state).length === 0) return { events: [], state, revision, position: null, earlier: loaded.recorded };
+  let decided: CustomerEvent[];
+  try {
+    decided = customerDecider.decide(command, state);
+  } catch (err) {
+    const ice = wellFormedIce(patch.ice);
+    throw await withTakenClaims(w.store, customerId, err, iceClaims(w.organizationId, ice === state.customer?.ice ? null : ice));
+  }
+  if (decided.length === 0) return { events: [], state, revision, position: null, earlier: loaded.recorded };
   const { claim, release } = iceChange(command, state);
   return writeWithReservations(
     w.store,

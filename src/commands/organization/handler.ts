@@ -21,6 +21,7 @@ import {
   ORGANIZATION_ICE,
   organizationSlotScope,
   release,
+  withTakenClaims,
   writeWithReservations,
   type ReservedValue,
 } from '../reservation/index.ts';
@@ -29,6 +30,7 @@ import type { NewOrganizationInput, OrganizationCommand, OrganizationPatch } fro
 import { iceChange, organizationDecider, type OrganizationState } from './decider.ts';
 import { organizationStream, type OrganizationEvent } from './events.ts';
 import { validateNewOrganization } from './validate.ts';
+import { wellFormedIce } from '../field-rules.ts';
 
 export interface OrganizationWrite {
   store: EventStore;
@@ -51,6 +53,11 @@ function run(w: OrganizationWrite, metadata: EventMetadata, command: Organizatio
   });
 }
 
+/** The platform-wide claim of an ICE (none without one). */
+export function iceClaims(ice: string | null, taken = iceAlreadyUsed) {
+  return ice ? [{ scope: ORGANIZATION_ICE, value: ice, taken }] : [];
+}
+
 function entityCapReached(cap: number): DomainError {
   return new DomainError('ENTITY_CAP_REACHED', `Your plan allows ${cap} organizations. Upgrade the plan to add more.`, { limit: cap });
 }
@@ -65,7 +72,11 @@ export interface Provisioning {
 
 export async function provisionOrganization(w: OrganizationWrite, p: Provisioning): Promise<OrganizationResult> {
   const { metadata, commandMetadata } = envelope(w.metadata, p.organization_id);
-  validateNewOrganization(p.profile); // a bad body must not take a slot or an ICE, even for a moment
+  try {
+    validateNewOrganization(p.profile); // a bad body must not take a slot or an ICE, even for a moment
+  } catch (err) {
+    throw await withTakenClaims(w.store, p.organization_id, err, iceClaims(wellFormedIce(p.profile.ice))); // and a taken ICE is one of its problems
+  }
   // Already provisioned by an earlier attempt of this request: answer it, taking no second slot
   // (and, on a failure, releasing none of its own).
   const existing = await loadStream(w.store, organizationStream(p.organization_id), organizationDecider);
@@ -84,7 +95,7 @@ export async function provisionOrganization(w: OrganizationWrite, p: Provisionin
   try {
     return await writeWithReservations(
       w.store,
-      { owner: p.organization_id, metadata, claims: claim ? [{ scope: ORGANIZATION_ICE, value: claim, taken: () => iceTaken }] : [], releases: [] },
+      { owner: p.organization_id, metadata, claims: iceClaims(claim, () => iceTaken), releases: [] },
       async () => {
         const slot = await claimFirstFree(w.store, slots, p.entity_cap, p.organization_id, metadata);
         if (slot === null) throw entityCapReached(p.entity_cap);
@@ -128,14 +139,19 @@ export async function updateOrganizationProfile(w: OrganizationWrite, organizati
   // archived, stale If-Match) must not touch any reservation.
   const { state, revision } = await loadStream(w.store, organizationStream(organizationId), organizationDecider);
   checkIfMatch(w.ifMatch, revision);
-  organizationDecider.decide(command, state);
+  try {
+    organizationDecider.decide(command, state);
+  } catch (err) {
+    const ice = wellFormedIce(patch.ice);
+    throw await withTakenClaims(w.store, organizationId, err, iceClaims(ice === state.organization?.ice ? null : ice));
+  }
   const { claim, release: given } = iceChange(command, state);
   return writeWithReservations(
     w.store,
     {
       owner: organizationId,
       metadata,
-      claims: claim ? [{ scope: ORGANIZATION_ICE, value: claim, taken: iceAlreadyUsed }] : [],
+      claims: iceClaims(claim),
       releases: given ? [{ scope: ORGANIZATION_ICE, value: given }] : [],
       releasedBy: releasedIces,
     },

@@ -12,8 +12,9 @@
  * hold the value.
  */
 import type { EventMetadata, EventStore } from '../../eventstore/types.ts';
+import { DomainError, validationError, type FieldError } from '../../shared/errors.ts';
 import type { ReservationScope } from './events.ts';
-import { claim, intendRelease, release, ReservationTakenError } from './reservation.ts';
+import { claim, intendRelease, readReservation, release, ReservationTakenError } from './reservation.ts';
 
 export interface ReservedValue {
   scope: ReservationScope;
@@ -60,4 +61,31 @@ export async function writeWithReservations<T>(store: EventStore, plan: Reservat
   const released = plan.releasedBy ? plan.releasedBy(result) : plan.releases;
   for (const given of released) await release(store, given.scope, given.value, owner, metadata).catch(() => false);
   return result;
+}
+
+/**
+ * The field errors the claims of a body would add to `known` (its other refusals): a value someone else
+ * holds answers its taken() fields, so one answer lists every problem of the body (docs/api-decisions.md
+ * "Errors"), a duplicate ICE beside a bad e-mail. It only reads: a refused body claims nothing, even for a
+ * moment. A claim whose field is refused already (a malformed ICE) is not read; `owner` (null for a body
+ * that creates) holding a value is not a refusal.
+ */
+export async function takenClaimFields(store: EventStore, owner: string | null, claims: NewReservation[], known: readonly FieldError[]): Promise<FieldError[]> {
+  const added: FieldError[] = [];
+  for (const wanted of claims) {
+    const taken = wanted.taken();
+    const fields = taken instanceof DomainError ? ((taken.details as { fields?: FieldError[] } | undefined)?.fields ?? []) : [];
+    if (fields.length === 0 || fields.some((f) => [...known, ...added].some((x) => x.field === f.field))) continue;
+    const { owner: holder } = await readReservation(store, wanted.scope, wanted.value);
+    if (holder !== null && holder !== owner) added.push(...fields);
+  }
+  return added;
+}
+
+/** A command's VALIDATION_ERROR with the fields its claims would add (takenClaimFields); anything else as it is. */
+export async function withTakenClaims(store: EventStore, owner: string, refusal: unknown, claims: NewReservation[]): Promise<unknown> {
+  if (!(refusal instanceof DomainError) || refusal.code !== 'VALIDATION_ERROR') return refusal;
+  const fields = (refusal.details as { fields?: FieldError[] } | undefined)?.fields ?? [];
+  const added = await takenClaimFields(store, owner, claims, fields);
+  return added.length === 0 ? refusal : validationError([...fields, ...added], refusal.message);
 }
