@@ -49,7 +49,7 @@ describe('pipeline helpers', () => {
   it('If-Match forms', () => {
     const cases: [string | undefined, number | undefined][] = [[undefined, undefined], ['"3"', 3], ['3', 3], [' "12" ', 12], ['*', undefined]];
     for (const [header, expected] of cases) expect(parseIfMatch(header), String(header)).to.equal(expected);
-    for (const bad of ['"a"', '"1", "2"', '-1', '1.5']) expect(() => parseIfMatch(bad), bad).to.throw(/invalid/);
+    for (const bad of ['"a"', '"1", "2"', '-1', '1.5', '"02"', '00', '"3', '3"']) expect(() => parseIfMatch(bad), bad).to.throw(/invalid/);
     // RFC 9110: If-Match compares strongly, so a weak tag can never match.
     for (const weak of ['W/"3"', 'w/"3"']) expect(() => parseIfMatch(weak), weak).to.throw(/invalid/);
   });

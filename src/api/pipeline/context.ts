@@ -27,9 +27,11 @@ export function parseIfMatch(header: string | undefined): number | undefined {
   if (/^W\//i.test(value)) {
     throw validationError([{ field: 'If-Match', message: 'must be a strong ETag such as "3": a weak ETag (W/...) never matches (RFC 9110 strong comparison)' }]);
   }
-  const m = /^"?(\d{1,15})"?$/.exec(value);
+  // Quoted or bare, never half-quoted; a version as this API writes it, so `"02"` (which the strong
+  // comparison tells apart from `"2"`) is no tag of ours rather than a match.
+  const m = /^(?:"(0|[1-9]\d{0,14})"|(0|[1-9]\d{0,14}))$/.exec(value);
   if (!m) throw validationError([{ field: 'If-Match', message: 'must be an ETag of this API, e.g. "3"' }]);
-  return Number(m[1]);
+  return Number(m[1] ?? m[2]);
 }
 
 export function createContext(
