@@ -5,6 +5,7 @@
  * stay available for the Idempotency-Key fingerprint.
  */
 import type { Request } from 'express';
+import { Decimal } from '../shared/money.ts';
 import { DomainError } from '../shared/errors.ts';
 
 export const BODY_LIMIT = '1mb';
@@ -27,6 +28,26 @@ export function charsetOf(contentType: string): string | null {
     if (param.slice(0, eq).trim().toLowerCase() === 'charset') return param.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1').toLowerCase();
   }
   return null;
+}
+
+/** A text that may hold a number a double cannot (17 digits or more, an exponent): the only ones keepExactNumbers has to scan. */
+const MAYBE_INEXACT = /\d{16}|\d[eE]/;
+/** JSON tokens that hold digits, in a text JSON.parse accepted: strings whole (so the digits inside them are skipped), numbers. */
+const TOKENS = /"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/g;
+
+/**
+ * The JSON text with each number a double cannot hold (1.00000000000000001, 12345678901234567890, 1e400)
+ * written as a string of the same characters, so what the API reads is what the client wrote: JSON.parse
+ * alone would round it silently (to 1, 12345678901234567000, Infinity). A decimal field then reads the
+ * digits as sent and applies its rules to them (more than 4 decimals is refused); any other field refuses a
+ * string (docs/money.md "Inputs"). Every other number stays a number.
+ */
+function keepExactNumbers(text: string): string {
+  return text.replace(TOKENS, (token) => {
+    if (token.startsWith('"')) return token;
+    const value = Number(token);
+    return Number.isFinite(value) && new Decimal(token).eq(String(value)) ? token : `"${token}"`;
+  });
 }
 
 /**
@@ -56,7 +77,8 @@ export function parseJsonBody(req: Request): unknown {
     });
   }
   try {
-    return JSON.parse(text);
+    const parsed = JSON.parse(text);
+    return MAYBE_INEXACT.test(text) ? JSON.parse(keepExactNumbers(text)) : parsed;
   } catch (err) {
     const message = (err as Error).message;
     throw new DomainError('INVALID_JSON', 'The request body is not valid JSON.', {

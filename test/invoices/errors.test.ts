@@ -54,11 +54,25 @@ describe('invoices API: errors', () => {
       'items[0].description': 'must not contain control characters (other than tab and line breaks) or invalid Unicode',
     });
     const infinite = `{"customer_id":"${customer.id}","issue_date":"2026-01-01","items":[{"description":"x","quantity":1e400,"unit_price":1}]}`;
-    expect(fieldsOf(await api.create(infinite, { 'content-type': 'application/json' }))).to.deep.equal({ 'items[0].quantity': 'must be a number or a string' });
+    expect(fieldsOf(await api.create(infinite, { 'content-type': 'application/json' }))).to.deep.equal({ 'items[0].quantity': 'must be a number' });
+    // A JSON number a double cannot hold is read as the client wrote it, not rounded by JSON.parse
+    // (1.00000000000000001 was read as 1, 999999999.99999999999 as 1000000000, 1e-400 as 0).
+    const exact = (items: string) => `{"customer_id":"${customer.id}","issue_date":"2026-01-01","notes":"1.00000000000000001 stays text","items":[${items}]}`;
+    expect(
+      fieldsOf(await api.create(exact('{"description":"x","quantity":1.00000000000000001,"unit_price":999999999.99999999999,"tax_rate":1e-400}'), { 'content-type': 'application/json' })),
+    ).to.deep.equal({
+      'items[0].quantity': 'must have at most 4 decimal places',
+      'items[0].unit_price': 'must have at most 4 decimal places',
+      'items[0].tax_rate': 'must be a number',
+    });
+    const kept = await api.create(exact('{"description":"x","quantity":1.50,"unit_price":1e2,"tax_rate":20.000000000000000}'), { 'content-type': 'application/json' });
+    expect(kept.status).to.equal(201);
+    expect(kept.body.data.items[0]).to.include({ quantity: '1.5', unit_price: '100', tax_rate: '20' });
+    expect(kept.body.data.notes).to.equal('1.00000000000000001 stays text');
     expect(fieldsOf(await api.create({ ...base, items: [line('x', '99999999999999999999', 1)] }))).to.deep.equal({ 'items[0].quantity': 'must be at most 1000000000' });
     const notJson = await call(`${api.url}/invoices`, api.secret, { method: 'POST', body: '{"items": [', headers: { 'content-type': 'application/json' } });
     expectError(notJson, 400, 'INVALID_JSON');
-    expect((await api.list()).body.meta.pagination.total).to.equal(0);
+    expect((await api.list()).body.meta.pagination.total).to.equal(1); // the exact numbers' draft
     // Tab and line breaks are text.
     expect((await api.create({ ...base, notes: 'ligne 1\r\n\tligne 2', items: [line()] })).status).to.equal(201);
   });
