@@ -30,24 +30,35 @@ export function charsetOf(contentType: string): string | null {
   return null;
 }
 
-/** A text that may hold a number a double cannot (17 digits or more, an exponent): the only ones keepExactNumbers has to scan. */
-const MAYBE_INEXACT = /\d{16}|\d[eE]/;
-/** JSON tokens that hold digits, in a text JSON.parse accepted: strings whole (so the digits inside them are skipped), numbers. */
-const TOKENS = /"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/g;
+/**
+ * A text that may hold a number a double cannot: 16 digits or more (a dot between them or not), or an
+ * exponent. A number of at most 15 significant digits and no exponent survives a double unchanged.
+ */
+const MAYBE_INEXACT = /(?:\d\.?){16}|\d[eE]/;
+/**
+ * In a text JSON.parse accepted: strings whole (so the digits inside them are skipped), and the numbers that
+ * may be inexact (16 digits or more, or an exponent); short numbers are not even matched, so a body of many
+ * of them costs a scan, not a conversion each.
+ */
+const TOKENS = /"(?:[^"\\]|\\.)*"|-?(?:\d\.?){16}[\d.]*(?:[eE][+-]?\d+)?|-?\d+(?:\.\d+)?[eE][+-]?\d+/g;
+
+/** Whether a JSON number token is exactly the double JSON.parse makes of it (1e400 is Infinity, 1e-400 is 0). */
+function exactAsDouble(token: string): boolean {
+  const value = Number(token);
+  if (!Number.isFinite(value)) return false;
+  if (value === 0) return !/[1-9]/.test(token.split(/[eE]/)[0]); // underflow: decimal.js would call it 0 too
+  return new Decimal(token).eq(String(value));
+}
 
 /**
- * The JSON text with each number a double cannot hold (1.00000000000000001, 12345678901234567890, 1e400)
- * written as a string of the same characters, so what the API reads is what the client wrote: JSON.parse
- * alone would round it silently (to 1, 12345678901234567000, Infinity). A decimal field then reads the
- * digits as sent and applies its rules to them (more than 4 decimals is refused); any other field refuses a
- * string (docs/money.md "Inputs"). Every other number stays a number.
+ * The JSON text with each number a double cannot hold (1.00000000000000001, 12345678901234567890, 1e400,
+ * 1e-400) written as a string of the same characters, so what the API reads is what the client wrote:
+ * JSON.parse alone would round it silently (to 1, 12345678901234567000, Infinity, 0). A decimal field then
+ * reads the digits as sent and applies its rules to them (more than 4 decimals, an exponent: refused); any
+ * other field refuses a string (docs/money.md "Inputs"). Every other number stays a number.
  */
 function keepExactNumbers(text: string): string {
-  return text.replace(TOKENS, (token) => {
-    if (token.startsWith('"')) return token;
-    const value = Number(token);
-    return Number.isFinite(value) && new Decimal(token).eq(String(value)) ? token : `"${token}"`;
-  });
+  return text.replace(TOKENS, (token) => (token.startsWith('"') || exactAsDouble(token) ? token : `"${token}"`));
 }
 
 /**

@@ -100,7 +100,7 @@ export const customerRoutes: RouteSpec[] = [
     response: customerSchema,
     errors: ['VERSION_CONFLICT'],
     async handler(ctx, { params, body }) {
-      return answer(ctx, await updateCustomer(write(ctx), params.id, body));
+      return answer(ctx, await updateCustomer(write(ctx), params.id.toLowerCase(), body));
     },
   },
   {
@@ -114,7 +114,7 @@ export const customerRoutes: RouteSpec[] = [
     response: customerSchema,
     errors: ['ALREADY_ARCHIVED', 'VERSION_CONFLICT'],
     async handler(ctx, { params }) {
-      return answer(ctx, await archiveCustomer(write(ctx), params.id));
+      return answer(ctx, await archiveCustomer(write(ctx), params.id.toLowerCase()));
     },
   },
 ];

@@ -31,7 +31,7 @@ export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
   if (err?.type === 'request.aborted') return;
   // A path segment whose percent-encoding does not decode (%ZZ, a cut UTF-8 sequence): express's router
   // refuses it before any route runs. Such a path names no resource, as a path id that is not a UUID.
-  if (err instanceof URIError) return sendError(res, new DomainError('NOT_FOUND', 'No such resource: the path is not valid percent-encoding.'));
+  if (err instanceof URIError && (err as URIError & { status?: number }).status === 400) return sendError(res, new DomainError('NOT_FOUND', 'No such resource: the path is not valid percent-encoding.'));
   // The database went away under this request (failover, restart, terminated session):
   // nothing was acknowledged, so the client may retry (docs/reliability.md).
   if (isConnectionError(err)) {

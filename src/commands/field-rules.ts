@@ -84,11 +84,12 @@ export function wellFormedIce(value: unknown): string | null {
 }
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 /**
- * ISO 3166-1 alpha-2 codes, as officially assigned: the list of the npm package i18n-iso-countries
- * without XK, a user-assigned code (Kosovo) that EN 16931's country list (BR-CL-14) does not accept,
- * so every address can go into a UBL invoice. Upper case, as ISO writes them.
+ * The country codes an address may have: ISO 3166-1 alpha-2 as officially assigned (the list of the npm
+ * package i18n-iso-countries without XK, a user-assigned code EN 16931's country list, BR-CL-14, refuses),
+ * plus XI, Northern Ireland for VAT, which that list accepts: every address can go into a UBL invoice.
+ * Kosovo (EN 16931's 1A, not two letters) cannot be entered (docs/domain-rules.md). Upper case.
  */
-const COUNTRIES: ReadonlySet<string> = new Set(Object.keys(countries.getAlpha2Codes()).filter((code) => code !== 'XK'));
+const COUNTRIES: ReadonlySet<string> = new Set([...Object.keys(countries.getAlpha2Codes()).filter((code) => code !== 'XK'), 'XI']);
 
 /** An ICE (Identifiant Commun de l'Entreprise): exactly 15 digits. */
 export function isIce(value: string): boolean {

@@ -137,7 +137,7 @@ export function dashboardRouter(rt: Runtime): Router {
       return render(rt, req, res, 'error', { title: 'error.csrf.title', text: 'error.csrf.text' }, 403);
     }
     // A path whose percent-encoding does not decode (express's router refuses it) names no page either.
-    if (err?.status === 404 || err?.statusCode === 404 || err instanceof URIError) return notFoundPage(rt)(req, res, _next);
+    if (err?.status === 404 || err?.statusCode === 404 || (err instanceof URIError && (err as URIError & { status?: number }).status === 400)) return notFoundPage(rt)(req, res, _next);
     if (typeof err?.status === 'number' && err.status >= 400 && err.status < 500) {
       return render(rt, req, res, 'error', { title: 'error.forbidden.title', text: 'error.csrf.text' }, err.status);
     }

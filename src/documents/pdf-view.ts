@@ -142,9 +142,10 @@ const cssString = (s: string) => `"${s.replace(/[\\"]/g, '\\$&').replace(/[\r\n]
  */
 export function pageCss(view: InvoiceView): string {
   const name = hasArabic(view.seller.name) ? [] : [view.seller.name];
-  // A zero-width space every 30 characters of a word: margin boxes ignore overflow-wrap, and a legal name
-  // without a space would otherwise run under "k/N" instead of breaking inside its box.
-  const ids = [...name, ...view.footerIds].join('  ·  ').replace(/\S{30}(?=\S)/g, '$&\u200b');
+  // A zero-width space every 30 characters of a word (a character with its combining marks, never inside a
+  // surrogate pair): margin boxes ignore overflow-wrap, and a legal name without a space would otherwise run
+  // under "k/N" instead of breaking inside its box.
+  const ids = [...name, ...view.footerIds].join('  ·  ').replace(/(?:[^\s\p{M}]\p{M}*){30}(?=\S)/gu, '$&\u200b');
   const [start, end] = view.dir === 'rtl' ? ['right', 'left'] : ['left', 'right'];
   const box = "font-family: 'Noto Sans', sans-serif; font-size: 7pt; color: #64748b; border-top: 0.3mm solid #e2e8f0;";
   return `@page { size: A4; margin: 14mm 14mm 18mm 14mm;

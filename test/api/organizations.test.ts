@@ -84,11 +84,17 @@ describe('API /organizations', function () {
     it('a duplicate ICE is listed beside the body\'s other problems, whichever layer refuses them', async function () {
       const ice = randomIce();
       expect((await provision(server, account, { ice })).status).to.equal(201);
-      for (const [extra, field] of [[{ email: 'bad' }, 'email'], [{ colour: 'red' }, 'colour']] as const) {
-        const error = expectError(await provision(server, account, { ice, ...extra }), 400, 'VALIDATION_ERROR');
-        expect(error.details.fields.map((f: any) => f.field)).to.have.members([field, 'ice']);
-        expect(error.details.fields).to.deep.include({ field: 'ice', message: 'already used' });
-      }
+      const error = expectError(await provision(server, account, { ice, email: 'bad' }), 400, 'VALIDATION_ERROR');
+      expect(error.details.fields).to.deep.equal([{ field: 'email', message: 'must be a valid email address' }, { field: 'ice', message: 'already used' }]);
+    });
+
+    it('an account at its cap is not told of a taken ICE beside a bad e-mail (the cap comes before the ICE)', async function () {
+      const ice = randomIce();
+      expect((await provision(server, account, { ice })).status).to.equal(201);
+      const full = await newAccount(server);
+      for (let i = 0; i < 3; i++) expect((await provision(server, full)).status).to.equal(201);
+      const error = expectError(await provision(server, full, { ice, email: 'bad' }), 400, 'VALIDATION_ERROR');
+      expect(error.details.fields).to.deep.equal([{ field: 'email', message: 'must be a valid email address' }]);
     });
 
     it('10 concurrent creations with one ICE: exactly one 201', async function () {

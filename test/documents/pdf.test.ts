@@ -14,7 +14,7 @@ import pixelmatch from 'pixelmatch';
 import { PNG } from 'pngjs';
 import { formatMoney, formatRate, type DocumentLocale } from '../../src/documents/locale.ts';
 import { GC_EVERY, PdfPrinter, PdfUnavailable } from '../../src/documents/printer.ts';
-import { invoiceDocument, invoiceHtml, invoiceView } from '../../src/documents/pdf-view.ts';
+import { invoiceDocument, invoiceHtml, invoiceView, pageCss } from '../../src/documents/pdf-view.ts';
 import { renderPdf } from '../../src/documents/service.ts';
 import { makeSource, manyLines, type LineSpec } from './fixtures.ts';
 import { arabicKey, firstPagePng, normalize, pdfFonts, pdfInfo, pdfPages } from './pdf-support.ts';
@@ -125,6 +125,13 @@ describe('documents: PDF', function () {
       const long = { notes: run('N', 5000), terms: run('T', 500) };
       const flat = await body(makeSource({ lines: LINES, notes: long.notes, paymentTerms: long.terms }));
       for (const [field, text] of Object.entries(long)) expect(flat.includes(text), `${field}: all ${text.length} characters printed`).to.equal(true);
+    });
+
+    it("the footer breaks a long legal name between characters, never inside one (surrogate pairs, combining marks)", () => {
+      const css = pageCss(invoiceView(makeSource({ lines: LINES, seller: { legal_name: `A${'\u{1D400}'.repeat(40)}${'e\u0301'.repeat(40)}` } }), 'fr'));
+      expect(css).to.include('\u200b');
+      expect(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(css), 'a lone surrogate').to.equal(false);
+      expect(css).to.not.include('e\u200b\u0301');
     });
 
     it("the seller's legal name, e-mail and website, the buyer's name and street", async () => {

@@ -59,11 +59,18 @@ describe('invoices API: errors', () => {
     // (1.00000000000000001 was read as 1, 999999999.99999999999 as 1000000000, 1e-400 as 0).
     const exact = (items: string) => `{"customer_id":"${customer.id}","issue_date":"2026-01-01","notes":"1.00000000000000001 stays text","items":[${items}]}`;
     expect(
-      fieldsOf(await api.create(exact('{"description":"x","quantity":1.00000000000000001,"unit_price":999999999.99999999999,"tax_rate":1e-400}'), { 'content-type': 'application/json' })),
+      fieldsOf(
+        await api.create(
+          exact('{"description":"x","quantity":1.00000000000000001,"unit_price":999999999.99999999999,"tax_rate":1e-400},{"description":"y","quantity":100000.0000000000001,"unit_price":1e-99999999999999999999}'),
+          { 'content-type': 'application/json' },
+        ),
+      ),
     ).to.deep.equal({
       'items[0].quantity': 'must have at most 4 decimal places',
       'items[0].unit_price': 'must have at most 4 decimal places',
       'items[0].tax_rate': 'must be a number',
+      'items[1].quantity': 'must have at most 4 decimal places',
+      'items[1].unit_price': 'must be a number',
     });
     const kept = await api.create(exact('{"description":"x","quantity":1.50,"unit_price":1e2,"tax_rate":20.000000000000000}'), { 'content-type': 'application/json' });
     expect(kept.status).to.equal(201);

@@ -75,7 +75,10 @@ export async function provisionOrganization(w: OrganizationWrite, p: Provisionin
   try {
     validateNewOrganization(p.profile); // a bad body must not take a slot or an ICE, even for a moment
   } catch (err) {
-    throw await withTakenClaims(w.store, p.organization_id, err, iceClaims(wellFormedIce(p.profile.ice))); // and a taken ICE is one of its problems
+    // And a taken ICE is one of its problems, unless the plan's cap refuses the creation anyway: the cap comes
+    // before the ICE (below), so an account without a free slot never learns of an ICE it could not use.
+    const slotFree = await anySlotFree(w.store, organizationSlotScope(p.account_id), p.entity_cap);
+    throw await withTakenClaims(w.store, p.organization_id, err, slotFree ? iceClaims(wellFormedIce(p.profile.ice)) : []);
   }
   // Already provisioned by an earlier attempt of this request: answer it, taking no second slot
   // (and, on a failure, releasing none of its own).

@@ -123,7 +123,11 @@ function decideSchedule(command: ScheduleCommand, state: ScheduleState): Schedul
     case 'RecordOccurrence': {
       const { seq, invoice_id, invoice_number } = command.data;
       if (seq < current.seq) return []; // recorded already (a second scheduler, a retried request)
-      if (current.status !== 'active') throw invalidState(current.status, 'generated');
+      // Its invoice exists already (created, perhaps numbered: generate.ts records last), so an occurrence planned
+      // while the schedule was active is recorded even if a pause, a cancellation or a PUT that completed it came
+      // in between: refusing it would leave an invoice, a legal number perhaps, that no schedule history names.
+      // The schedule keeps its new status; only a new occurrence needs an active one (planOccurrence). A deleted
+      // schedule has no state left to record on (NOT_FOUND above): its invoices stay, as a deletion's always do.
       if (seq > current.seq) throw new Error(`occurrence ${seq} of schedule ${current.id} is not its next (${current.seq})`);
       const run: ScheduleRun = {
         id: runId(current.id, seq), seq, run_date: runDateOf(current, seq), invoice_id, invoice_number, status: 'success', error: null,

@@ -61,9 +61,15 @@ export async function runScheduleCommand(w: ScheduleWrite, command: ScheduleComm
     runCommand(w.store, scheduleStream(command.data.schedule_id), scheduleDecider, command, {
       metadata, ifMatch: w.ifMatch, known: loaded, commandId: w.commandId, guard: ownedBy(w.organizationId, 'Recurring schedule'), what: 'schedule',
     });
-  if (preview.length === 0) return run();
-  if (!releasesQuotaSlot(preview) || slot === undefined) return run();
   const given = { scope: scheduleSlotScope(w.organizationId), value: String(slot) };
+  if (preview.length === 0 || !releasesQuotaSlot(preview) || slot === undefined) {
+    const result = await run();
+    // Decided again on a newer state (a concurrent write moved the stream), the command may end the schedule where
+    // the preview did not (a generate recording the last occurrence of a PUT's lower max_occurrences): its slot is
+    // freed now, not minutes later by recovery, while the plan's count already says it is free.
+    if (slot !== undefined && releasesQuotaSlot(result.events)) await release(w.store, given.scope, given.value, command.data.schedule_id, metadata).catch(() => false);
+    return result;
+  }
   return writeWithReservations(
     w.store,
     { owner: command.data.schedule_id, metadata, claims: [], releases: [given], releasedBy: (r: ScheduleResult) => (releasesQuotaSlot(r.events) ? [given] : []) },
