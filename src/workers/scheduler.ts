@@ -107,7 +107,10 @@ async function runOne(deps: SchedulerDeps, due: DueSchedule, today: string, fact
     return last ? 'generated, last' : 'generated';
   } catch (err) {
     if (!(err instanceof DomainError) || err.code === 'NOT_FOUND') throw err;
-    const error = { code: err.code, message: err.message };
+    // The history shows a run's error as code and message: a refusal's fields go into the message
+    // ("The request is invalid. customer.ice: is required"), as generate's own answer lists them.
+    const fields = (err.details as { fields?: { field: string; message: string }[] } | undefined)?.fields;
+    const error = { code: err.code, message: fields?.length ? `${err.message} ${fields.map((f) => `${f.field}: ${f.message}`).join('; ')}` : err.message };
     const result = await runScheduleCommand(w, { type: 'RecordFailure', data: { schedule_id: s.id, seq: s.seq, error, today }, metadata: command }, loaded);
     // A failure on its own day is retried by the next tick; a catch-up run's day is over: move on.
     const moved = result.state.schedule?.seq !== s.seq;
@@ -125,6 +128,11 @@ async function catchUp(deps: SchedulerDeps, due: DueSchedule, today: string, bud
     try {
       step = await runOne(deps, due, today, facts);
     } catch (err) {
+      // Deleted while it caught up (its DELETE came between two runs): nothing is left to run, nothing failed.
+      if (err instanceof DomainError && err.code === 'NOT_FOUND') {
+        deps.logger.info({ schedule_id: due.id }, 'scheduler: schedule deleted during its catch-up');
+        return;
+      }
       deps.logger.error({ err, schedule_id: due.id }, 'scheduler: run failed, retried next tick');
       return;
     }

@@ -5,6 +5,8 @@
  */
 import { expect } from 'chai';
 import { generateOccurrence } from '../../src/commands/schedule/generate.ts';
+import { loadSchedule, pauseSchedule, scheduleSlotScope, updateSchedule } from '../../src/commands/schedule/handler.ts';
+import { readReservation } from '../../src/commands/reservation/index.ts';
 import { encodePosition } from '../../src/eventstore/position.ts';
 import { readModelFacts } from '../../src/queries/invoice-facts.ts';
 import { Writable } from 'node:stream';
@@ -19,6 +21,7 @@ import { call } from '../support/fixtures.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { until } from '../support/wait.ts';
 import { line, schedulesClient, type SchedulesClient } from './support.ts';
+import { expectError } from '../invoices/support.ts';
 
 const at = (iso: string) => new Date(iso);
 
@@ -162,6 +165,16 @@ describe('recurring scheduler (ticks at fixed instants)', () => {
     expect(await invoicesOf()).to.have.length(1);
   });
 
+  it('a finalize the rules refuse: the failed run says which fields, as generate\'s own answer does', async () => {
+    const noIce = await api.invoices.customer({ name: 'Sans ICE SARL', type: 'b2b', ice: null });
+    const s = await api.make(noIce.id, { frequency: 'monthly', start_date: '2026-03-10', auto_finalize: true });
+    await tick('2026-03-10T09:00:00.000Z');
+    const [run] = (await api.get(s.id)).body.data.history;
+    expect(run).to.include({ status: 'failed', invoice_id: null });
+    expect(run.error.code).to.equal('VALIDATION_ERROR');
+    expect(run.error.message).to.match(/customer\.ice: /);
+  });
+
   it('a run still failing when its day ends is closed as failed and the schedule moves on (it does not count)', async () => {
     const s = await api.make(customer.id, { frequency: 'monthly', start_date: '2026-03-10', max_occurrences: 1 });
     await call(`${api.invoices.url}/customers/${customer.id}`, api.invoices.secret, { method: 'PATCH', body: { status: 'inactive' } });
@@ -254,6 +267,55 @@ describe('recurring scheduler (ticks at fixed instants)', () => {
     expect(invoices, JSON.stringify(results.map(String))).to.have.length(1);
     expect(invoices[0]).to.include({ status: 'finalized', invoice_number: 'INV-2026-000001', issue_date: '2026-01-05' });
     expect((await api.get(s.id)).body.data).to.include({ occurrences: 1, next_run_date: '2026-02-05' });
+  });
+
+  /**
+   * generateOccurrence on a store that runs `between` (on the real store) just before the occurrence's recording
+   * is appended, once: a client's write that lands between the occurrence's invoice and its recording.
+   */
+  async function generateWith(scheduleId: string, between: (d: { store: any; organizationId: string; metadata: any }) => Promise<unknown>) {
+    const rt = server.server.runtime;
+    const organizationId = api.invoices.tenant.organizationId;
+    const metadata = { organization_id: organizationId, actor: 'system', request_id: null, correlation_id: null, causation_id: null, occurred_at: new Date().toISOString() };
+    let done = false;
+    const store = {
+      ...rt.store,
+      async appendToStream(stream: string, events: any[], ...rest: any[]) {
+        if (!done && events.some((e) => e.type === 'ScheduleOccurrenceGenerated')) {
+          done = true;
+          await between({ store: rt.store, organizationId, metadata });
+        }
+        return (rt.store.appendToStream as any)(stream, events, ...rest);
+      },
+    };
+    const generated = await generateOccurrence({ store, facts: readModelFacts(rt.database.pool), organizationId, metadata }, scheduleId);
+    await settled();
+    return generated;
+  }
+
+  it('a pause between an occurrence\'s invoice and its recording: the occurrence is recorded on the paused schedule, its numbered invoice in the history', async () => {
+    const s = await api.make(customer.id, { frequency: 'monthly', start_date: '2026-01-05', auto_finalize: true });
+    await settled();
+    const generated = await generateWith(s.id, (d) => pauseSchedule(d, s.id));
+    const invoices = await invoicesOf();
+    expect(invoices.map((i: any) => [i.status, i.invoice_number])).to.deep.equal([['finalized', 'INV-2026-000001']]);
+    expect(generated?.invoice.invoice.id).to.equal(invoices[0].id);
+    const body = (await api.get(s.id)).body.data;
+    expect(body).to.include({ status: 'paused', occurrences: 1, next_run_date: null });
+    expect(body.history.map((h: any) => [h.invoice_id, h.invoice_number, h.status])).to.deep.equal([[invoices[0].id, 'INV-2026-000001', 'success']]);
+    // A new occurrence still needs an active schedule.
+    expectError(await api.action(s.id, 'generate'), 409, 'INVALID_STATE');
+  });
+
+  it('a PUT that lowers max_occurrences between an occurrence\'s invoice and its recording: the schedule completes and its quota slot is free at once', async () => {
+    const s = await api.make(customer.id, { frequency: 'monthly', start_date: '2026-01-05' });
+    expect((await api.action(s.id, 'generate')).status).to.equal(201);
+    await settled();
+    const slot = String((await loadSchedule(server.server.runtime.store, api.invoices.tenant.organizationId, s.id)).state.schedule!.quota_slot);
+    await generateWith(s.id, (d) => updateSchedule(d, s.id, { max_occurrences: 2 }));
+    expect((await api.get(s.id)).body.data).to.include({ status: 'completed', occurrences: 2 });
+    const reservation = await readReservation(server.server.runtime.store, scheduleSlotScope(api.invoices.tenant.organizationId), slot);
+    expect(reservation.owner, 'the slot of a completed schedule').to.equal(null);
   });
 
   it('catch-up is bounded per tick: a long outage is generated over several ticks', async () => {
