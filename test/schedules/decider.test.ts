@@ -173,6 +173,11 @@ describe('schedule decider', () => {
       expect(event.data.run).to.include({ seq: 0, run_date: '2026-03-10', status: 'success', invoice_id: occurrenceInvoiceId(ID, 0) });
     });
 
+    it('an occurrence whose invoice exists is recorded on a schedule paused meanwhile, which stays paused', () => {
+      const [event] = given(scheduleDecider, existing({}, pause())).when(record(0)).thenTypes('ScheduleOccurrenceGenerated');
+      expect(event.data.schedule).to.include({ status: 'paused', occurrences: 1, seq: 1, next_run_date: null });
+    });
+
     it('recording an occurrence twice decides nothing (second scheduler, retried request)', () => {
       given(scheduleDecider, existing({}, record(0))).when(record(0)).then([]);
     });
