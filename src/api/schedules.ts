@@ -213,11 +213,11 @@ export const scheduleRoutes: RouteSpec[] = [
     successStatus: 201,
     location: '/invoices/:id',
     response: invoiceWithCustomerSchema,
-    errors: ['INVALID_STATE', 'CUSTOMER_INACTIVE'],
+    errors: ['INVALID_STATE', 'CUSTOMER_INACTIVE', 'VERSION_CONFLICT'],
     async handler(ctx, { params, body }) {
       const w = write(ctx);
       const deps = { store: ctx.rt.store, facts: readModelFacts(ctx.rt.database.pool), organizationId: organizationOf(ctx), metadata: w.metadata };
-      const generated = await generateOccurrence(deps, params.id, { issueDate: body?.issue_date ?? today(), commandId: w.commandId });
+      const generated = await generateOccurrence(deps, params.id, { issueDate: body?.issue_date ?? today(), commandId: w.commandId, ifMatch: ctx.ifMatch });
       return answerInvoice(ctx, generated!.invoice, generated!.schedule.position);
     },
   },

@@ -180,6 +180,15 @@ describe('recurring schedules API', () => {
       expect((await api.get(s.id)).body.data).to.include({ occurrences: 0, next_run_date: s.next_run_date });
     });
 
+    it('If-Match: a stale version is VERSION_CONFLICT and generates nothing; the current one generates', async () => {
+      const s = await api.make(customer.id);
+      expect((await api.action(s.id, 'generate')).status).to.equal(201); // version 1
+      expectError(await api.action(s.id, 'generate', undefined, { 'if-match': '"0"' }), 409, 'VERSION_CONFLICT');
+      expect((await api.get(s.id)).body.data).to.include({ occurrences: 1, version: 1 });
+      expect((await api.invoices.list()).body.data).to.have.length(1);
+      expect((await api.action(s.id, 'generate', undefined, { 'if-match': '"1"' })).status).to.equal(201);
+    });
+
     it('a paused schedule: INVALID_STATE; a bad issue_date: VALIDATION_ERROR', async () => {
       const s = await api.make(customer.id);
       expect(fieldsOf(await api.action(s.id, 'generate', { issue_date: 'tomorrow' }))).to.have.property('issue_date');

@@ -25,7 +25,7 @@ import { initialInvoiceState, invoiceDecider, isFinalizationPending } from '../i
 import { completePendingFinalization, finalizeInvoice } from '../invoice/handler-finalize.ts';
 import { createInvoice, loadInvoice, sendInvoice, type InvoiceResult, type InvoiceWrite } from '../invoice/handlers.ts';
 import { fold } from '../shared/decider.ts';
-import type { LoadedStream } from '../shared/handler.ts';
+import { checkIfMatch, type LoadedStream } from '../shared/handler.ts';
 import { planOccurrence, type PlannedOccurrence, type ScheduleState } from './decider.ts';
 import { loadSchedule, runScheduleCommand, type ScheduleResult, type ScheduleWrite } from './handler.ts';
 
@@ -49,6 +49,8 @@ export interface GenerateOptions {
   commandId?: string;
   /** The schedule's stream as the caller just loaded it (the scheduler): not read again. */
   loaded?: LoadedStream<ScheduleState>;
+  /** If-Match: the schedule version the client read (VERSION_CONFLICT before anything is written when stale). */
+  ifMatch?: number;
 }
 
 /**
@@ -141,6 +143,7 @@ export async function generateOccurrence(d: GenerateDeps, scheduleId: string, op
     return { seq: run.seq, invoice, schedule: { events: [], state: loaded.state, revision: loaded.revision, position: null, earlier: loaded.recorded } };
   }
   if (options.seq !== undefined && schedule.seq !== options.seq) return null;
+  checkIfMatch(options.ifMatch, loaded.revision, 'schedule');
   const customer = await d.facts.customer(d.organizationId, schedule.customer_id);
   const plan = planOccurrence(loaded.state, customer, options.issueDate);
   const organization = schedule.auto_finalize ? await d.facts.organization(d.organizationId) : undefined;
