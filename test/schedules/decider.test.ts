@@ -117,6 +117,13 @@ describe('schedule decider', () => {
       expect(event.data.schedule).to.include({ frequency: 'weekly', day_of_week: 5, day_of_month: null, next_run_date: '2026-04-10' });
     });
 
+    it('a calendar change that moves the next run past the end date kept is refused on the field sent (it would complete the schedule silently)', () => {
+      given(scheduleDecider, existing({ start_date: '2026-03-10', end_date: '2026-03-10' }))
+        .when(update({ day_of_month: 20 }))
+        .thenError('VALIDATION_ERROR');
+      given(scheduleDecider, existing({ start_date: '2026-03-10', end_date: '2026-03-25' })).when(update({ day_of_month: 20 })).thenTypes('ScheduleUpdated');
+    });
+
     it('end_date before the next run and max_occurrences not above the generated count are refused', () => {
       given(scheduleDecider, existing({}, record(0)))
         .when(update({ end_date: '2026-04-09', max_occurrences: 1 }))

@@ -200,6 +200,11 @@ function decideUpdate(current: Schedule, patch: Parameters<typeof validateSchedu
   }
   const nextRun = runDateOf(next, next.seq);
   if (values.end_date != null && values.end_date < nextRun) errors.add('end_date', `must not be before the next run date (${nextRun})`);
+  else if (calendarChanged && values.end_date === undefined && next.end_date !== null && next.end_date < nextRun && errors.isEmpty) {
+    // The calendar sent moves the next run past the end date kept: that would complete the schedule silently.
+    const moved = (['frequency', 'interval_count', 'day_of_month', 'day_of_week'] as const).find((f) => values[f] !== undefined)!;
+    errors.add(moved, `moves the next run date to ${nextRun}, after end_date (${next.end_date}); change end_date too`);
+  }
   if (values.max_occurrences != null && values.max_occurrences <= current.occurrences) {
     errors.add('max_occurrences', `must be greater than the ${current.occurrences} invoices already generated`);
   }
