@@ -145,3 +145,9 @@ export async function listOrganizations(
   const data = (await present(db, rows.map(rowToOrganization))).map((o) => o.view);
   return { data, total: Number(n) };
 }
+
+/** Whether the organization is archived (or gone) in the read model: a scheduler's catch-up stops there. */
+export async function organizationArchived(db: Kysely<Database>, id: string): Promise<boolean> {
+  const row = await db.selectFrom('organizations').select('archived').where('id', '=', id).executeTakeFirst();
+  return row?.archived !== false;
+}

@@ -31,6 +31,7 @@ import { ConfigError } from '../config.ts';
 import type { EventMetadata, EventStore } from '../eventstore/types.ts';
 import { readModelFacts, type InvoiceFacts } from '../queries/invoice-facts.ts';
 import { dueSchedules, type DueSchedule } from '../queries/schedules.ts';
+import { organizationArchived } from '../queries/organizations.ts';
 import { DomainError } from '../shared/errors.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { Kysely } from 'kysely';
@@ -120,9 +121,13 @@ async function runOne(deps: SchedulerDeps, due: DueSchedule, today: string, fact
 
 /** Every due occurrence of one schedule, oldest first, up to the per-schedule bound. */
 async function catchUp(deps: SchedulerDeps, due: DueSchedule, today: string, budget: { left: number }, report: TickReport): Promise<void> {
-  // Read once per schedule's catch-up: its customer and its organization do not change between its runs here.
-  const facts = memoizedFacts(readModelFacts(deps.pool));
   for (let n = 0; n < MAX_PER_SCHEDULE && budget.left > 0; n++) {
+    // The due list checked the organization (not archived) and the schedule's reactions when the tick began. A
+    // catch-up's later runs check again, for an archive that came meanwhile must stop it, and read the customer and
+    // the seller afresh (an archived or inactive customer fails the run instead of being invoiced). Each run reads
+    // them once, not by each of its invoice commands; the usual tick runs one occurrence per schedule, and pays nothing more.
+    if (n > 0 && (await organizationArchived(deps.db, due.organization_id))) return;
+    const facts = memoizedFacts(readModelFacts(deps.pool));
     budget.left--;
     let step: Step;
     try {

@@ -318,6 +318,43 @@ describe('recurring scheduler (ticks at fixed instants)', () => {
     expect(reservation.owner, 'the slot of a completed schedule').to.equal(null);
   });
 
+  it('an organization archived during a catch-up stops it at the next run; an archived customer fails its runs instead of being invoiced', async () => {
+    const s = await api.make(customer.id, { frequency: 'weekly', start_date: '2026-01-07', auto_finalize: true });
+    const organizationId = api.invoices.tenant.organizationId;
+    await settled();
+    // Archived in the read model the scheduler reads, right after the catch-up's first occurrence is recorded.
+    const archiveAfterFirst = (archive: () => Promise<unknown>) => {
+      let done = false;
+      return {
+        ...deps,
+        store: {
+          ...deps.store,
+          async appendToStream(stream: string, events: any[], ...rest: any[]) {
+            const result = await (deps.store.appendToStream as any)(stream, events, ...rest);
+            if (!done && events.some((e) => e.type === 'ScheduleOccurrenceGenerated')) {
+              done = true;
+              await archive();
+            }
+            return result;
+          },
+        },
+      };
+    };
+    const db = server.database.db;
+    const archived = archiveAfterFirst(() => db.updateTable('organizations').set({ archived: true }).where('id', '=', organizationId).execute());
+    await settled();
+    expect((await runSchedulerTick(archived, at('2026-03-04T10:00:00.000Z'))).generated).to.equal(1);
+    await db.updateTable('organizations').set({ archived: false }).where('id', '=', organizationId).execute();
+    await settled();
+    const customerGone = archiveAfterFirst(() => db.updateTable('customers').set({ status: 'archived' }).where('id', '=', customer.id).execute());
+    const report = await runSchedulerTick(customerGone, at('2026-03-04T10:00:00.000Z'));
+    await settled();
+    expect(report.generated, JSON.stringify(report)).to.equal(1);
+    expect((await invoicesOf()).map((i: any) => i.issue_date)).to.deep.equal(['2026-01-07', '2026-01-14']);
+    const history = (await api.get(s.id)).body.data.history;
+    expect(history.filter((h: any) => h.status === 'failed').every((h: any) => h.error.code === 'CUSTOMER_INACTIVE')).to.equal(true);
+  });
+
   it('catch-up is bounded per tick: a long outage is generated over several ticks', async () => {
     const s = await api.make(customer.id, { frequency: 'weekly', start_date: '2024-01-03', items: [line()] });
     const first = await tick('2026-03-04T10:00:00.000Z');

@@ -54,9 +54,9 @@ export interface GenerateOptions {
 }
 
 /**
- * The facts of one organization memoized for a batch of runs (a scheduler
- * tick): the customer and the seller are read once, not by each of the
- * invoice commands of each occurrence. Read models either way.
+ * The facts memoized for one scheduler run: the customer and the seller are
+ * read once, not by each of the run's invoice commands (create, finalize).
+ * Read models either way.
  */
 export function memoizedFacts(facts: InvoiceFacts): InvoiceFacts {
   const customers = new Map<string, ReturnType<InvoiceFacts['customer']>>();
