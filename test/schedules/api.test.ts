@@ -192,6 +192,8 @@ describe('recurring schedules API', () => {
     it('a paused schedule: INVALID_STATE; a bad issue_date: VALIDATION_ERROR', async () => {
       const s = await api.make(customer.id);
       expect(fieldsOf(await api.action(s.id, 'generate', { issue_date: 'tomorrow' }))).to.have.property('issue_date');
+      // The due date it would give is past the last date there is: the issue date sent is at fault, not a due_date never sent.
+      expect(Object.keys(fieldsOf(await api.action(s.id, 'generate', { issue_date: '9999-12-31' })))).to.deep.equal(['issue_date']);
       await api.action(s.id, 'pause');
       expectError(await api.action(s.id, 'generate'), 409, 'INVALID_STATE');
     });

@@ -267,6 +267,11 @@ export function planOccurrence(state: ScheduleState, customer: InvoiceCustomer |
   }
   const run_date = runDateOf(s, s.seq);
   const issue_date = issueDate ?? run_date;
+  const due_date = addDays(issue_date, s.days_until_due);
+  // A due date past 9999-12-31 is the issue date's fault (the client sent it), not a due_date the client never sent.
+  if (!/^\d{4}-/.test(due_date)) {
+    throw validationError([{ field: 'issue_date', message: `leaves no room for the due date ${s.days_until_due} days later (dates end with the year 9999)` }]);
+  }
   return {
     seq: s.seq,
     run_date,
@@ -274,7 +279,7 @@ export function planOccurrence(state: ScheduleState, customer: InvoiceCustomer |
     invoice: {
       customer_id: s.customer_id,
       issue_date,
-      due_date: addDays(issue_date, s.days_until_due),
+      due_date,
       currency: s.currency,
       items: s.items,
     },
