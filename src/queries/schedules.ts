@@ -80,17 +80,23 @@ function toHistoryEntry(row: ScheduleRunsTable): HistoryEntry {
   };
 }
 
-/** The schedule's runs, latest occurrence first. */
+/**
+ * The schedule's runs, latest occurrence first. A run's invoice_number is its invoice's as it is now: a draft
+ * the run left is numbered when someone finalizes it, and the history says so (the run's own number, recorded
+ * when the scheduler finalized it, stands while the invoices read model has not caught up).
+ */
 export async function scheduleHistory(db: Kysely<Database>, organizationId: string, scheduleId: string, limit = HISTORY_DEFAULT): Promise<HistoryEntry[]> {
   const rows = await db
-    .selectFrom('schedule_runs')
-    .selectAll()
-    .where('schedule_id', '=', scheduleId)
-    .where('organization_id', '=', organizationId)
-    .orderBy('seq', 'desc')
+    .selectFrom('schedule_runs as r')
+    .leftJoin('invoices as i', (join) => join.onRef('i.id', '=', 'r.invoice_id').onRef('i.organization_id', '=', 'r.organization_id'))
+    .selectAll('r')
+    .select(sql<string | null>`coalesce(i.invoice_number, r.invoice_number)`.as('current_number'))
+    .where('r.schedule_id', '=', scheduleId)
+    .where('r.organization_id', '=', organizationId)
+    .orderBy('r.seq', 'desc')
     .limit(limit)
     .execute();
-  return rows.map(toHistoryEntry);
+  return rows.map(({ current_number, ...row }) => ({ ...toHistoryEntry(row), invoice_number: current_number }));
 }
 
 export async function findScheduleRow(db: Kysely<Database>, organizationId: string, scheduleId: string): Promise<RecurringSchedulesTable | null> {

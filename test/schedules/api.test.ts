@@ -200,6 +200,16 @@ describe('recurring schedules API', () => {
   });
 
   describe('history', () => {
+    it("a run's draft finalized by hand: the history shows its number", async () => {
+      const s = await api.make(customer.id);
+      const draft = (await api.action(s.id, 'generate')).body.data;
+      expect((await api.history(s.id)).body.data[0]).to.include({ invoice_id: draft.id, invoice_number: null });
+      const finalized = (await api.invoices.action(draft.id, 'finalize')).body.data;
+      expect(finalized.invoice_number).to.match(/^INV-\d{4}-\d{6}$/);
+      expect((await api.history(s.id)).body.data[0]).to.include({ invoice_id: draft.id, invoice_number: finalized.invoice_number });
+      expect((await api.get(s.id)).body.data.history[0]).to.include({ invoice_number: finalized.invoice_number });
+    });
+
     it('latest first, limit 1..100 (default 20); out of range or malformed: VALIDATION_ERROR', async () => {
       const s = await api.make(customer.id, { frequency: 'weekly' });
       for (let i = 0; i < 3; i++) expect((await api.action(s.id, 'generate')).status).to.equal(201);
