@@ -185,6 +185,13 @@ describe('schedule decider', () => {
       expect(event.data.schedule).to.include({ status: 'paused', occurrences: 1, seq: 1, next_run_date: null });
     });
 
+    it('an occurrence is recorded with the run date it was planned for, even if a PUT re-anchored the calendar meanwhile', () => {
+      const [event] = given(scheduleDecider, existing({}, update({ day_of_month: 20 })))
+        .when(cmd('RecordOccurrence', { seq: 0, invoice_id: occurrenceInvoiceId(ID, 0), invoice_number: null, run_date: '2026-03-10' }))
+        .thenTypes('ScheduleOccurrenceGenerated');
+      expect(event.data.run).to.include({ run_date: '2026-03-10' });
+    });
+
     it('recording an occurrence twice decides nothing (second scheduler, retried request)', () => {
       given(scheduleDecider, existing({}, record(0))).when(record(0)).then([]);
     });

@@ -53,7 +53,14 @@ export type ResumeSchedule = Command<'ResumeSchedule', { schedule_id: string; ne
 /** A generated invoice lands on occurrence `seq` (written after the invoice commands succeeded). */
 export type RecordOccurrence = Command<
   'RecordOccurrence',
-  { schedule_id: string; seq: number; invoice_id: string; invoice_number: string | null }
+  {
+    schedule_id: string;
+    seq: number;
+    invoice_id: string;
+    invoice_number: string | null;
+    /** The run date the occurrence was planned for (its invoice's); default: the schedule's date for `seq` now. */
+    run_date?: string;
+  }
 >;
 /** A run of occurrence `seq` failed with `error` (final when its day is over). */
 export type RecordFailure = Command<'RecordFailure', { schedule_id: string; seq: number; error: RunError; today: string }>;

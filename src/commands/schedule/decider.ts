@@ -121,7 +121,7 @@ function decideSchedule(command: ScheduleCommand, state: ScheduleState): Schedul
     case 'ResumeSchedule':
       return stamp(state, now, decideResume(current, command.data.next_run_date ?? null, command.data.today));
     case 'RecordOccurrence': {
-      const { seq, invoice_id, invoice_number } = command.data;
+      const { seq, invoice_id, invoice_number, run_date: planned } = command.data;
       if (seq < current.seq) return []; // recorded already (a second scheduler, a retried request)
       // Its invoice exists already (created, perhaps numbered: generate.ts records last), so an occurrence planned
       // while the schedule was active is recorded even if a pause, a cancellation or a PUT that completed it came
@@ -130,7 +130,8 @@ function decideSchedule(command: ScheduleCommand, state: ScheduleState): Schedul
       // schedule has no state left to record on (NOT_FOUND above): its invoices stay, as a deletion's always do.
       if (seq > current.seq) throw new Error(`occurrence ${seq} of schedule ${current.id} is not its next (${current.seq})`);
       const run: ScheduleRun = {
-        id: runId(current.id, seq), seq, run_date: runDateOf(current, seq), invoice_id, invoice_number, status: 'success', error: null,
+        // The date it was planned for: a PUT that re-anchored the calendar meanwhile must not give the run a date its invoice does not have.
+        id: runId(current.id, seq), seq, run_date: planned ?? runDateOf(current, seq), invoice_id, invoice_number, status: 'success', error: null,
       };
       const schedule: Schedule = { ...current, seq: seq + 1, occurrences: current.occurrences + 1, pending_failure: null };
       return stamp(state, now, [{ type: 'ScheduleOccurrenceGenerated', data: { schedule, run } }]);

@@ -156,7 +156,7 @@ export async function generateOccurrence(d: GenerateDeps, scheduleId: string, op
   const scheduleWrite: ScheduleWrite = { store: d.store, organizationId: d.organizationId, metadata };
   const command = {
     type: 'RecordOccurrence' as const,
-    data: { schedule_id: scheduleId, seq: plan.seq, invoice_id: plan.invoice_id, invoice_number: invoice.invoice.invoice_number },
+    data: { schedule_id: scheduleId, seq: plan.seq, invoice_id: plan.invoice_id, invoice_number: invoice.invoice.invoice_number, run_date: plan.run_date },
     metadata: commandMetadata,
   };
   const recorded = await runScheduleCommand({ ...scheduleWrite, commandId: options.commandId }, command, loaded);
