@@ -109,9 +109,16 @@ async function main(): Promise<void> {
   if (server.url) console.error(`Invoicing API listening on ${server.url}`);
   if (server.metricsUrl) console.error(`Metrics on ${server.metricsUrl}`);
 
-  let signals = 0;
+  let stopping: number | null = null;
   const shutdown = (signal: string) => {
-    if (++signals > 1) process.exit(1); // second signal: stop now
+    if (stopping !== null) {
+      // A second Ctrl-C from someone tired of waiting: stop now. Not the echoes of the first: a signal sent to the
+      // whole process group (Ctrl-C at a terminal, systemd, `kill -- -pgid`) reaches this process, and npm forwards
+      // it again and exits, all within moments; exiting on those would leave the embedded PostgreSQL running.
+      if (signal !== 'parent exited' && Date.now() - stopping > 1000) process.exit(1);
+      return;
+    }
+    stopping = Date.now();
     logger.info({ signal }, 'shutting down');
     server
       .stop()

@@ -90,6 +90,35 @@ describe('start anywhere', function () {
     }
   });
 
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    it(`${signal} to the whole process group of \`npm start\` (Ctrl-C at a terminal, systemd) stops the server and its embedded PostgreSQL`, async () => {
+      const dataDir = await mkdtemp(path.join(tmpdir(), 'invoicing-group-'));
+      const port = await freePort();
+      const npm = spawn('npm', ['start', '--silent'], {
+        cwd: repoRoot,
+        detached: true, // its own process group, as a terminal's foreground job or a service's
+        env: { ...process.env, DATABASE_URL: '', EVENTSTORE_URL: '', DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'info', DEMO_BOOTSTRAP: 'false' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      const run = started(npm);
+      try {
+        await until(async () => (await status(`http://127.0.0.1:${port}/healthz`)) === 200, 120_000, 'server up', 200);
+        process.kill(-npm.pid!, signal); // npm, its shell and the server at once; npm forwards it and exits
+        await until(() => /"msg":"stopped"/.test(run.output()), 30_000, `the server's "stopped" line: ${run.output().slice(-600)}`, 100);
+        await until(() => !existsSync(path.join(dataDir, 'pg', 'postmaster.pid')), 30_000, 'the embedded PostgreSQL stopped', 100);
+      } finally {
+        try {
+          process.kill(-npm.pid!, 'SIGKILL');
+        } catch {
+          // gone already
+        }
+        const pid = existsSync(path.join(dataDir, 'pg', 'postmaster.pid')) ? Number(readFileSync(path.join(dataDir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]) : 0;
+        if (pid) process.kill(pid, 'SIGQUIT'); // a failed run must not leave a PostgreSQL behind
+        await rm(dataDir, { recursive: true, force: true });
+      }
+    });
+  }
+
   it('kill -TERM of the `npm start` process stops the server too (no orphan keeps serving)', async () => {
     const t = await freshDatabase();
     const port = await freePort();
