@@ -15,7 +15,7 @@
  */
 import type { EventMetadata, EventStore } from '../../eventstore/types.ts';
 import { envelope } from '../command.ts';
-import { customerIceScope, iceAlreadyUsed, withTakenClaims, writeWithReservations, type ReservedValue } from '../reservation/index.ts';
+import { checkedWithClaims, customerIceScope, iceAlreadyUsed, writeWithReservations, type ReservedValue } from '../reservation/index.ts';
 import { wellFormedIce } from '../field-rules.ts';
 import { checkIfMatch, loadOwnedStream, loadStream, ownedBy, runCommand, type LoadedStream, type RunResult } from '../shared/handler.ts';
 import type { CreateCustomerInput, CustomerCommand, CustomerPatch } from './commands.ts';
@@ -60,11 +60,8 @@ function run(w: CustomerWrite, metadata: EventMetadata, command: CustomerCommand
 /** POST /customers. `customerId` is a fresh UUID v7 chosen by the caller. */
 export async function createCustomer(w: CustomerWrite, customerId: string, input: CreateCustomerInput): Promise<CustomerResult> {
   const { metadata, commandMetadata } = envelope(w.metadata, w.organizationId);
-  try {
-    validateNewCustomer(input); // a bad body must not hold an ICE, even for a moment
-  } catch (err) {
-    throw await withTakenClaims(w.store, customerId, err, iceClaims(w.organizationId, wellFormedIce(input.ice))); // and a taken ICE is one of its problems
-  }
+  // A bad body must not hold an ICE, even for a moment; a taken ICE is listed among its problems.
+  await checkedWithClaims(w.store, customerId, () => iceClaims(w.organizationId, wellFormedIce(input.ice)), () => validateNewCustomer(input));
   // Created by an earlier attempt of this request (the id derives from its Idempotency-Key):
   // answer it, whatever became of its ICE since, and claim nothing.
   const known = await loadStream(w.store, customerStream(customerId), customerDecider);
@@ -98,13 +95,7 @@ export async function updateCustomer(w: CustomerWrite, customerId: string, patch
   const loaded = await loadCustomer(w.store, w.organizationId, customerId);
   const { state, revision } = loaded;
   checkIfMatch(w.ifMatch, revision, 'customer');
-  let decided: CustomerEvent[];
-  try {
-    decided = customerDecider.decide(command, state);
-  } catch (err) {
-    const ice = wellFormedIce(patch.ice);
-    throw await withTakenClaims(w.store, customerId, err, iceClaims(w.organizationId, ice === state.customer?.ice ? null : ice));
-  }
+  const decided = await checkedWithClaims(w.store, customerId, () => iceClaims(w.organizationId, wellFormedIce(patch.ice)), () => customerDecider.decide(command, state));
   if (decided.length === 0) return { events: [], state, revision, position: null, earlier: loaded.recorded };
   const { claim, release } = iceChange(command, state);
   return writeWithReservations(

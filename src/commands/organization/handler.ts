@@ -21,7 +21,7 @@ import {
   ORGANIZATION_ICE,
   organizationSlotScope,
   release,
-  withTakenClaims,
+  checkedWithClaims,
   writeWithReservations,
   type ReservedValue,
 } from '../reservation/index.ts';
@@ -72,14 +72,14 @@ export interface Provisioning {
 
 export async function provisionOrganization(w: OrganizationWrite, p: Provisioning): Promise<OrganizationResult> {
   const { metadata, commandMetadata } = envelope(w.metadata, p.organization_id);
-  try {
-    validateNewOrganization(p.profile); // a bad body must not take a slot or an ICE, even for a moment
-  } catch (err) {
-    // And a taken ICE is one of its problems, unless the plan's cap refuses the creation anyway: the cap comes
-    // before the ICE (below), so an account without a free slot never learns of an ICE it could not use.
-    const slotFree = await anySlotFree(w.store, organizationSlotScope(p.account_id), p.entity_cap);
-    throw await withTakenClaims(w.store, p.organization_id, err, slotFree ? iceClaims(wellFormedIce(p.profile.ice)) : []);
-  }
+  // A bad body must not take a slot or an ICE, even for a moment. A taken ICE is listed among its problems unless
+  // the plan's cap refuses the creation anyway: the cap comes before the ICE (below), so an account without a
+  // free slot never learns of an ICE it could not use.
+  const claimsOfBody = async () => {
+    const claims = iceClaims(wellFormedIce(p.profile.ice));
+    return claims.length > 0 && (await anySlotFree(w.store, organizationSlotScope(p.account_id), p.entity_cap)) ? claims : [];
+  };
+  await checkedWithClaims(w.store, p.organization_id, claimsOfBody, () => validateNewOrganization(p.profile));
   // Already provisioned by an earlier attempt of this request: answer it, taking no second slot
   // (and, on a failure, releasing none of its own).
   const existing = await loadStream(w.store, organizationStream(p.organization_id), organizationDecider);
@@ -142,12 +142,7 @@ export async function updateOrganizationProfile(w: OrganizationWrite, organizati
   // archived, stale If-Match) must not touch any reservation.
   const { state, revision } = await loadStream(w.store, organizationStream(organizationId), organizationDecider);
   checkIfMatch(w.ifMatch, revision);
-  try {
-    organizationDecider.decide(command, state);
-  } catch (err) {
-    const ice = wellFormedIce(patch.ice);
-    throw await withTakenClaims(w.store, organizationId, err, iceClaims(ice === state.organization?.ice ? null : ice));
-  }
+  await checkedWithClaims(w.store, organizationId, () => iceClaims(wellFormedIce(patch.ice)), () => organizationDecider.decide(command, state));
   const { claim, release: given } = iceChange(command, state);
   return writeWithReservations(
     w.store,

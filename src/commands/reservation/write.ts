@@ -82,10 +82,23 @@ export async function takenClaimFields(store: EventStore, owner: string | null, 
   return added;
 }
 
-/** A command's VALIDATION_ERROR with the fields its claims would add (takenClaimFields); anything else as it is. */
-export async function withTakenClaims(store: EventStore, owner: string, refusal: unknown, claims: NewReservation[]): Promise<unknown> {
-  if (!(refusal instanceof DomainError) || refusal.code !== 'VALIDATION_ERROR') return refusal;
-  const fields = (refusal.details as { fields?: FieldError[] } | undefined)?.fields ?? [];
-  const added = await takenClaimFields(store, owner, claims, fields);
-  return added.length === 0 ? refusal : validationError([...fields, ...added], refusal.message);
+/**
+ * Runs a command's field rules; when they refuse it (VALIDATION_ERROR), the refusal also lists what its claims
+ * would add (takenClaimFields): a duplicate ICE beside a bad e-mail, in one answer. `owner` holding a value
+ * (its own ICE) is not a refusal; `claims` is asked only on a refusal.
+ */
+export async function checkedWithClaims<T>(
+  store: EventStore,
+  owner: string,
+  claims: () => NewReservation[] | Promise<NewReservation[]>,
+  rules: () => T,
+): Promise<T> {
+  try {
+    return rules();
+  } catch (err) {
+    if (!(err instanceof DomainError) || err.code !== 'VALIDATION_ERROR') throw err;
+    const fields = (err.details as { fields?: FieldError[] } | undefined)?.fields ?? [];
+    const added = await takenClaimFields(store, owner, await claims(), fields);
+    throw added.length === 0 ? err : validationError([...fields, ...added], err.message);
+  }
 }
