@@ -88,8 +88,10 @@ export function parseJsonBody(req: Request): unknown {
     });
   }
   try {
-    const parsed = JSON.parse(text);
-    return MAYBE_INEXACT.test(text) ? JSON.parse(keepExactNumbers(text)) : parsed;
+    const parsed = JSON.parse(text); // first: keepExactNumbers reads only text JSON accepts
+    if (!MAYBE_INEXACT.test(text)) return parsed;
+    const exact = keepExactNumbers(text);
+    return exact === text ? parsed : JSON.parse(exact); // parsed again only when a number changed
   } catch (err) {
     const message = (err as Error).message;
     throw new DomainError('INVALID_JSON', 'The request body is not valid JSON.', {
