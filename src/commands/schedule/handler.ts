@@ -61,13 +61,14 @@ export async function runScheduleCommand(w: ScheduleWrite, command: ScheduleComm
     runCommand(w.store, scheduleStream(command.data.schedule_id), scheduleDecider, command, {
       metadata, ifMatch: w.ifMatch, known: loaded, commandId: w.commandId, guard: ownedBy(w.organizationId, 'Recurring schedule'), what: 'schedule',
     });
+  if (slot === undefined) return run(); // no schedule: the runner answers NOT_FOUND
   const given = { scope: scheduleSlotScope(w.organizationId), value: String(slot) };
-  if (preview.length === 0 || !releasesQuotaSlot(preview) || slot === undefined) {
+  if (!releasesQuotaSlot(preview)) {
     const result = await run();
     // Decided again on a newer state (a concurrent write moved the stream), the command may end the schedule where
     // the preview did not (a generate recording the last occurrence of a PUT's lower max_occurrences): its slot is
     // freed now, not minutes later by recovery, while the plan's count already says it is free.
-    if (slot !== undefined && releasesQuotaSlot(result.events)) await release(w.store, given.scope, given.value, command.data.schedule_id, metadata).catch(() => false);
+    if (releasesQuotaSlot(result.events)) await release(w.store, given.scope, given.value, command.data.schedule_id, metadata).catch(() => false);
     return result;
   }
   return writeWithReservations(
