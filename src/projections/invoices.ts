@@ -141,13 +141,24 @@ const UPDATES = sql.raw(
  */
 const LOCK = ['select pg_advisory_xact_lock(1229870927, k) from (select distinct hashtext(id) & 1023 as k from unnest(', ') as id order by 1) sorted'];
 
+/**
+ * Sent before the lock, for the rest of the transaction: the upsert runs on its generic plan, made once per
+ * connection. Its `before` probes the primary key once per invoice of the batch, which is what keeps that
+ * plan right on a young table; but PostgreSQL's automatic choice costs a generic plan for the ten elements
+ * it assumes of an array parameter, finds ten probes dearer than one, and would plan the five-part statement
+ * again at every write (a lone create 16 % slower, docs/performance.md "The upsert's sequential scan"). The
+ * transaction's other statements are the projectors' keyed writes, for which one plan suits every value.
+ */
+const GENERIC_PLANS = 'set local plan_cache_mode = force_generic_plan';
+
 async function lockInvoices(trx: Transaction<Database>, ids: string[]): Promise<void> {
+  await sql.raw(GENERIC_PLANS).execute(trx);
   await sql`${sql.raw(LOCK[0])}${ids}::text[]${sql.raw(LOCK[1])}`.execute(trx);
 }
 
 /** The same lock as SQL text, the ids as literals: the runner sends it with its BEGIN (Projector.opening), one round trip fewer. */
 function lockText(ids: string[], literal: (value: string) => string): string {
-  return `${LOCK[0]}array[${ids.map(literal).join(', ')}]::text[]${LOCK[1]}`;
+  return `${GENERIC_PLANS}; ${LOCK[0]}array[${ids.map(literal).join(', ')}]::text[]${LOCK[1]}`;
 }
 
 /**
@@ -202,7 +213,14 @@ const upsertStatement = compiledOnce((v: BatchValues) => {
   const source = lineSources(v);
   return sql<{ id: string; existed: boolean; emptied: boolean }>`
     with input as (select * from unnest(${sql.join(arrays)}) as t(${names})),
-    before as (select i.id, i.status, i.issue_date from invoices i where i.id = any(${v['invoices.id']}::uuid[])),
+    -- One primary-key probe per input row, whatever the table's statistics: a LATERAL subquery with a LIMIT is
+    -- not flattened into a join, so the generic plan cannot turn it into a sequential scan. \`i.id = any(array)\`
+    -- got one when the plan was made on a young table (never analyzed, costed as 10 pages), and kept it while the
+    -- table grew: a create read every invoice until autovacuum's next analyze (docs/performance.md "The
+    -- upsert's sequential scan").
+    before as (
+      select b.id, b.status, b.issue_date from input t
+      cross join lateral (select i.id, i.status, i.issue_date from invoices i where i.id = t.id limit 1) b),
     moved as (
       insert into invoices (${names}) select ${names} from input
       on conflict (id) do update set ${UPDATES} where invoices.version < excluded.version
