@@ -10,13 +10,12 @@ import express, { type Express, type Router } from 'express';
 import type { Runtime } from '../runtime.ts';
 import { DomainError } from '../shared/errors.ts';
 import { accessLog } from './access-log.ts';
-import { BODY_LIMIT } from './body.ts';
 import { errorHandler, sendError } from './errors.ts';
 import { healthRouter } from './health.ts';
 import { metricsRouter } from './metrics.ts';
 import type { RouteSpec } from './route.ts';
 import { strictHost } from './pipeline/host.ts';
-import { apiRouter, rootRoutes } from './routes.ts';
+import { apiRouter, NO_SUCH_ROUTE, rootRoutes } from './routes.ts';
 
 /** A web app beside the API (its own body parser, sessions, error pages), mounted at `path`. */
 export interface Mount {
@@ -50,10 +49,9 @@ export function createApp(rt: Runtime, routes: readonly RouteSpec[], mounts: rea
   app.use(healthRouter(rt));
   if (!rt.config?.metricsPort) app.use(metricsRouter(rt)); // else on its own port (src/server.ts)
   for (const m of mounts) app.use(m.path, m.router(rt));
-  app.use(express.raw({ type: () => true, limit: BODY_LIMIT }));
   rootRoutes(app, routes);
-  app.use('/api/v1', apiRouter(rt, routes));
-  app.use((_req, res) => sendError(res, new DomainError('NOT_FOUND', 'No such route. See GET /api/v1/openapi.json.')));
+  app.use('/api/v1', apiRouter(rt, routes)); // reads its bodies itself
+  app.use((_req, res) => sendError(res, new DomainError('NOT_FOUND', NO_SUCH_ROUTE)));
   app.use(errorHandler);
   return app;
 }

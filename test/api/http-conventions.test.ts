@@ -9,7 +9,7 @@ import { request } from 'node:http';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { expect } from 'chai';
 import { processParts } from '../../src/main.ts';
-import { call, createKey } from '../support/fixtures.ts';
+import { call, createKey, createTenant } from '../support/fixtures.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { invoicesClient, line, type InvoicesClient } from '../invoices/support.ts';
 
@@ -134,6 +134,49 @@ describe('HTTP conventions', function () {
       const unknown = await call(`${server.url}/nothing-here`, api.secret, { method: 'PUT' });
       expect(unknown.status).to.equal(404);
       expect((await api.list()).status).to.equal(200);
+    });
+  });
+
+  // X-RateLimit-* on every answer but a 401 (docs/api-decisions.md "Keys, plans and quotas"). These answers are given where no route ran.
+  describe('rate-limit headers where no route ran', () => {
+    const remaining = (r: { headers: Headers }) => r.headers.get('x-ratelimit-remaining');
+
+    it('an unknown path, a wrong method, OPTIONS, a path that does not decode and refused bodies carry the key\'s window, and count', async () => {
+      const { key } = await createTenant(server.database.db);
+      const first = await call(`${server.url}/customers`, key.secret);
+      expect(first.status).to.equal(200);
+      const answers = [
+        await call(`${server.url}/nothing-here`, key.secret),
+        await call(`${server.url}/invoices`, key.secret, { method: 'DELETE' }),
+        await call(`${server.url}/invoices`, key.secret, { method: 'OPTIONS' }),
+        await raw(`${server.url}/invoices/%ZZ`, { headers: { authorization: `Bearer ${key.secret}` } }),
+        await raw(`${server.url}/customers`, { method: 'POST', headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json' }, body: `{"name":"${'a'.repeat(1024 * 1024)}"}` }),
+        await raw(`${server.url}/customers`, { method: 'POST', headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: 'not gzip' }),
+      ];
+      expect(answers.map((a) => a.status)).to.deep.equal([404, 405, 204, 404, 413, 400]);
+      const headers = answers.map((a) => (a.headers instanceof Headers ? a.headers.get('x-ratelimit-remaining') : a.headers['x-ratelimit-remaining']));
+      const before = Number(remaining(first));
+      expect(headers).to.deep.equal([1, 2, 3, 4, 5, 6].map((n) => String(before - n)));
+      for (const a of answers) expect(a.headers instanceof Headers ? a.headers.get('x-ratelimit-limit') : a.headers['x-ratelimit-limit']).to.equal('120');
+    });
+
+    it('a key that does not authenticate gets 401 there too; a key over its limit 429; no key, the answer alone', async () => {
+      const bad = await call(`${server.url}/nothing-here`, 'sk_test_not-a-key', { method: 'PUT' });
+      expect(bad.status).to.equal(401);
+      expect(bad.headers.get('www-authenticate')).to.equal('Bearer');
+      expect(bad.headers.get('x-ratelimit-limit')).to.equal(null);
+
+      const { key } = await createTenant(server.database.db, { account: { requestsPerMinute: 2 } });
+      const statuses = [];
+      for (let i = 0; i < 3; i++) statuses.push((await call(`${server.url}/nothing-here`, key.secret)).status);
+      const over = await call(`${server.url}/invoices`, key.secret, { method: 'DELETE' });
+      expect([...statuses, over.status]).to.deep.equal([404, 404, 429, 429]);
+      expect(over.headers.get('retry-after')).to.match(/^\d+$/);
+      expect(over.body.error.code).to.equal('RATE_LIMIT_EXCEEDED');
+
+      const anonymous = await call(`${server.url}/nothing-here`, null);
+      expect(anonymous.status).to.equal(404);
+      expect(anonymous.headers.get('x-ratelimit-limit')).to.equal(null);
     });
   });
 

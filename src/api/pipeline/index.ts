@@ -10,34 +10,27 @@ import type { Runtime } from '../../runtime.ts';
 import { DomainError } from '../../shared/errors.ts';
 import type { RouteSpec } from '../route.ts';
 import { authorize } from './access.ts';
-import { authenticate } from './authenticate.ts';
 import { createContext } from './context.ts';
 import { derivedV7 } from '../../shared/derived-id.ts';
 import { begin, finish, fingerprint, idempotencyKeyOf, purgeExpired, release } from './idempotency.ts';
-import { enforceRateLimit, rateLimitOf, setRateLimitHeaders } from './ratelimit.ts';
+import { authenticateAndCount } from './keyed.ts';
+import { enforceRateLimit } from './ratelimit.ts';
 import { renderError, renderReply, send, type Rendered } from './reply.ts';
-import { UnauthenticatedLimiter } from './unauthenticated.ts';
+import type { UnauthenticatedLimiter } from './unauthenticated.ts';
 import { compileValidator, refusal } from './validate.ts';
 import { linkHeader, withLocation } from './links.ts';
 
 const PURGE_EVERY = 1000; // idempotent requests between two purges of expired keys
 
-export function mountRoutes(router: Router, rt: Runtime, specs: readonly RouteSpec[]): void {
+/** `unauthenticated`: the API's limiter of requests without a valid key, shared with its answers where no route ran. */
+export function mountRoutes(router: Router, rt: Runtime, specs: readonly RouteSpec[], unauthenticated: UnauthenticatedLimiter): void {
   let idempotentRequests = 0;
-  const unauthenticated = new UnauthenticatedLimiter(rt.config?.unauthenticatedPerMinute ?? 60);
   for (const spec of specs) {
     const validate = compileValidator(spec); // at start-up: a bad schema fails early
     router[spec.method](spec.path, async (req: Request, res: Response, next: NextFunction) => {
       res.locals.route = `${req.baseUrl}${spec.path}`; // the route template of the access log and metrics (src/api/access-log.ts)
       try {
-        unauthenticated.check(req, res);
-        const principal = await authenticate(rt, req).catch((err) => {
-          if (err instanceof DomainError && err.code === 'UNAUTHORIZED') unauthenticated.failed(req);
-          throw err;
-        });
-        res.locals.keyId = principal.key.id;
-        const rate = rateLimitOf(principal.window, principal.requestsPerMinute);
-        setRateLimitHeaders(res, rate);
+        const { principal, rate } = await authenticateAndCount(rt, unauthenticated, req, res);
         const organizationId = await authorize(rt, req, spec, principal);
         enforceRateLimit(res, rate);
         const checked = validate(req);
@@ -84,7 +77,6 @@ export function mountRoutes(router: Router, rt: Runtime, specs: readonly RouteSp
         );
         send(res, rendered);
       } catch (err) {
-        if (err instanceof DomainError && err.code === 'UNAUTHORIZED') res.setHeader('WWW-Authenticate', 'Bearer');
         next(err);
       }
     });
