@@ -139,4 +139,35 @@ describe('dashboard: roles and tenants (browser)', function () {
     expect(await snapshot()).to.deep.equal(before);
     await context.close();
   });
+  // Last in the file: it adds 120 deliveries to account A.
+  it('deliveries page by the last row to the microsecond: one transaction\'s deliveries all show, once; an edited cursor shows the first page', async () => {
+    const db = server.database.db;
+    // One statement, so one created_at to the microsecond for all of them, as one transaction of the subscriber gives.
+    const ids = Array.from({ length: 120 }, (_, i) => `01a20000-0000-7000-8000-${String(1000 + i).padStart(12, '0')}`);
+    await db
+      .insertInto('webhook_deliveries')
+      .values(ids.map((id) => ({ id, endpoint_id: endpointId, organization_id: a.organizationId, event_id: id, event_type: 'invoice.sent', body: '{}', status: 'succeeded', attempt_count: 1 })))
+      .execute();
+    const { context, page } = await signedIn(browser, server.root, a.users.viewer);
+    const seen: string[] = [];
+    let next: string | null = `${base}/deliveries`;
+    for (let pages = 0; next && pages < 10; pages++) {
+      expect((await page.goto(next))!.status()).to.equal(200);
+      for (const href of await page.locator('tbody a').evaluateAll((links) => links.map((l) => l.getAttribute('href')!))) seen.push(href.split('/').pop()!);
+      const older = page.locator('nav.pager a');
+      next = (await older.count()) ? new URL((await older.getAttribute('href'))!, `${base}/deliveries`).toString() : null;
+    }
+    expect(seen.length).to.equal(121);
+    expect(new Set(seen).size).to.equal(121);
+    expect(seen).to.include.members([...ids, deliveryId]);
+
+    const first = seen.slice(0, 50);
+    for (const before of ['1', '0', '-1', '2026-02-31T00:00:00.000000Z', '0000-01-01T00:00:00.000000Z', '2026-11-28T02:41:14.535Z']) {
+      const res = await page.goto(`${base}/deliveries?before=${encodeURIComponent(before)}&before_id=${ids[0]}`);
+      expect(res!.status(), before).to.equal(200);
+      const shown = await page.locator('tbody a').evaluateAll((links) => links.map((l) => l.getAttribute('href')!.split('/').pop()!));
+      expect(shown, before).to.deep.equal(first);
+    }
+    await context.close();
+  });
 });

@@ -7,7 +7,7 @@
 import type { Request, Response, Router } from 'express';
 import { PUBLIC_EVENT_NAME_LIST } from '../../commands/public-event-names.ts';
 import type { Runtime } from '../../runtime.ts';
-import { DELIVERY_STATUSES, getDelivery, listAttempts, replayDelivery, searchDeliveries, type DeliveryFilter } from '../../workers/webhooks/deliveries.ts';
+import { DELIVERY_STATUSES, getDelivery, isCursorInstant, listAttempts, replayDelivery, searchDeliveries, type DeliveryFilter } from '../../workers/webhooks/deliveries.ts';
 import { listEndpoints } from '../../workers/webhooks/endpoints.ts';
 import { isUuid } from '../../shared/ids.ts';
 import { audit, flash, formErrors, notFoundPage, orgOf, ownedBy, render, requireRole, withOrg, seeOther } from '../context.ts';
@@ -54,7 +54,8 @@ export function deliveryPages(router: Router, rt: Runtime): void {
     }
     const before = q(req, 'before');
     const beforeId = q(req, 'before_id');
-    if (before && isUuid(beforeId) && !Number.isNaN(new Date(before).getTime())) filter.before = { createdAt: before, id: beforeId };
+    // A cursor is the last row's own (created_at, id): anything else (edited by hand) shows the first page.
+    if (before && isUuid(beforeId) && isCursorInstant(before)) filter.before = { createdAt: before, id: beforeId };
     const rows = errors.length ? [] : await searchDeliveries(rt.database.db, orgOf(res).id, filter);
     const more = rows.length > PER_PAGE;
     const shown = rows.slice(0, PER_PAGE);
@@ -62,8 +63,8 @@ export function deliveryPages(router: Router, rt: Runtime): void {
     const urls = new Map(endpoints.map((e) => [e.id, e.url]));
     const params = new URLSearchParams(Object.entries(values).filter(([, v]) => v !== ''));
     if (more && last) {
-      params.set('before', last.created_at);
-      params.set('before_id', last.id);
+      params.set('before', last.cursor.createdAt);
+      params.set('before_id', last.cursor.id);
     }
     return render(rt, req, res, 'deliveries', {
       deliveries: shown.map((d) => ({ ...d, url: urls.get(d.endpoint_id) })),

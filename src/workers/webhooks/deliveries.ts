@@ -45,12 +45,20 @@ function view(r: any): DeliveryView {
     last_attempt_at: iso(r.last_attempt_at),
     created_at: iso(r.created_at)!,
     claim_token: undefined,
+    cursor_at: undefined,
   };
 }
 
+/**
+ * A delivery's created_at to the microsecond, as a page's `before` names it: `created_at` is to the
+ * millisecond, and the deliveries one transaction creates share their microseconds, so a cursor cut to the
+ * millisecond skipped the rest of a page boundary's transaction.
+ */
+const CURSOR_AT = `to_char(d.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+
 const SELECT = sql`
   select d.id, d.endpoint_id, d.organization_id, d.event_id, d.event_type, d.test, d.status, d.attempt_count,
-         d.next_attempt_at, d.last_attempt_at, d.created_at, d.claim_token,
+         d.next_attempt_at, d.last_attempt_at, d.created_at, d.claim_token, ${sql.raw(CURSOR_AT)} as cursor_at,
          a.status_code as last_status_code, a.error as last_error
   from webhook_deliveries d
   left join lateral (select status_code, error from webhook_attempts where delivery_id = d.id order by id desc limit 1) a on true`;
@@ -72,7 +80,10 @@ export interface DeliveryFilter {
 }
 
 /** An organization's deliveries matching `f`, newest first. */
-export async function searchDeliveries(db: Kysely<Database>, organizationId: string, f: DeliveryFilter): Promise<DeliveryView[]> {
+/** A delivery found by searchDeliveries, with its place for the next page's `before`. */
+export type FoundDelivery = DeliveryView & { cursor: { createdAt: string; id: string } };
+
+export async function searchDeliveries(db: Kysely<Database>, organizationId: string, f: DeliveryFilter): Promise<FoundDelivery[]> {
   if (f.status !== undefined && !(DELIVERY_STATUSES as readonly string[]).includes(f.status)) {
     throw new DomainError('VALIDATION_ERROR', `status "${f.status}" is not one of ${DELIVERY_STATUSES.join(', ')}`);
   }
@@ -84,10 +95,17 @@ export async function searchDeliveries(db: Kysely<Database>, organizationId: str
   if (f.from) conditions.push(sql`d.created_at >= ${f.from}::timestamptz`);
   if (f.to) conditions.push(sql`d.created_at <= ${f.to}::timestamptz`);
   if (f.before) conditions.push(sql`(d.created_at, d.id) < (${f.before.createdAt}::timestamptz, ${checkId(f.before.id, 'delivery')})`);
-  const { rows } = await sql`${SELECT}
+  const { rows } = await sql<any>`${SELECT}
     where ${sql.join(conditions, sql` and `)}
     order by d.created_at desc, d.id desc limit ${f.limit ?? 100}`.execute(db);
-  return rows.map(view);
+  return rows.map((r) => ({ ...view(r), cursor: { createdAt: r.cursor_at as string, id: r.id as string } }));
+}
+
+/** A cursor's instant as CURSOR_AT writes it, and one PostgreSQL reads (a real day, a year from 1). */
+export function isCursorInstant(value: string): boolean {
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/.test(value) || value.startsWith('0000')) return false;
+  const parsed = new Date(`${value.slice(0, 23)}Z`);
+  return !Number.isNaN(parsed.getTime()) && parsed.toISOString().slice(0, 19) === value.slice(0, 19);
 }
 
 export interface AttemptView {
