@@ -1,7 +1,6 @@
 /**
  * The express application: request id and access log (src/api/access-log.ts),
- * response compression, raw body capture, health endpoints and /metrics at
- * the root, the web apps the composition root mounts (e.g. /dashboard, with
+ * response compression, health endpoints and /metrics at the root, the web apps the composition root mounts (e.g. /dashboard, with
  * their own body parsing), the versioned API under /api/v1, and the single
  * error renderer.
  */

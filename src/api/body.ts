@@ -1,6 +1,6 @@
 /**
- * Request bodies are read raw (limit 1 MiB, 413 beyond) before anything else,
- * but only parsed as JSON at the validation step, after authentication, so
+ * Request bodies of /api/v1 are read raw (limit 1 MiB, 413 beyond) before its
+ * routes run (src/api/routes.ts), but only parsed as JSON at the validation step, after authentication, so
  * the order of checks is the contract's (docs/api-decisions.md "Keys, plans and quotas"). The raw bytes
  * stay available for the Idempotency-Key fingerprint.
  */

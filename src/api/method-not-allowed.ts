@@ -38,11 +38,11 @@ export function methodNotAllowed(paths: readonly { method: string; path: string 
     if (allowed.size === 0 || allowed.has(req.method)) return next();
     allowed.add('OPTIONS');
     const allow = [...allowed].sort().join(', ');
-    res.setHeader('Allow', allow);
-    const answer = () =>
-      req.method === 'OPTIONS'
-        ? void res.status(204).end()
-        : sendError(res, new DomainError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${req.path}. Allowed: ${allow}.`, { allowed: [...allowed].sort() }));
+    const answer = () => {
+      res.setHeader('Allow', allow);
+      if (req.method === 'OPTIONS') return void res.status(204).end();
+      sendError(res, new DomainError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${req.path}. Allowed: ${allow}.`, { allowed: [...allowed].sort() }));
+    };
     if (!keyed) return answer();
     keyed(req, res, answer).catch(next);
   };

@@ -40,7 +40,8 @@ export function apiRouter(rt: Runtime, routes: readonly RouteSpec[]): Router {
   const refusedBeforeRoute: ErrorRequestHandler = (err, req, res, next) => {
     const refusal = res.headersSent || err instanceof DomainError ? null : refusalBeforeRoute(err);
     if (!refusal) return next(err);
-    // A route that authenticated the key already counted this request (and set the headers).
+    // Defensive: a reader-like error thrown inside a route, after its authentication counted the request and
+    // set the headers; none does today (a route's refusals are DomainErrors).
     if (res.locals.keyId !== undefined) return sendError(res, refusal);
     keyed(req, res, () => sendError(res, refusal)).catch(next);
   };

@@ -141,24 +141,31 @@ const UPDATES = sql.raw(
  */
 const LOCK = ['select pg_advisory_xact_lock(1229870927, k) from (select distinct hashtext(id) & 1023 as k from unnest(', ') as id order by 1) sorted'];
 
-/**
- * Sent before the lock, for the rest of the transaction: the upsert runs on its generic plan, made once per
- * connection. Its `before` probes the primary key once per invoice of the batch, which is what keeps that
- * plan right on a young table; but PostgreSQL's automatic choice costs a generic plan for the ten elements
- * it assumes of an array parameter, finds ten probes dearer than one, and would plan the five-part statement
- * again at every write (a lone create 16 % slower, docs/performance.md "The upsert's sequential scan"). The
- * transaction's other statements are the projectors' keyed writes, for which one plan suits every value.
- */
-const GENERIC_PLANS = 'set local plan_cache_mode = force_generic_plan';
-
 async function lockInvoices(trx: Transaction<Database>, ids: string[]): Promise<void> {
-  await sql.raw(GENERIC_PLANS).execute(trx);
   await sql`${sql.raw(LOCK[0])}${ids}::text[]${sql.raw(LOCK[1])}`.execute(trx);
 }
 
 /** The same lock as SQL text, the ids as literals: the runner sends it with its BEGIN (Projector.opening), one round trip fewer. */
 function lockText(ids: string[], literal: (value: string) => string): string {
-  return `${GENERIC_PLANS}; ${LOCK[0]}array[${ids.map(literal).join(', ')}]::text[]${LOCK[1]}`;
+  return `${LOCK[0]}array[${ids.map(literal).join(', ')}]::text[]${LOCK[1]}`;
+}
+
+/**
+ * Sent with the lock in an inline append's message (statements() below), where the upsert is a statement
+ * prepared once per connection: it then runs on one generic plan. Its `before` probes the primary key once
+ * per invoice of the batch, which keeps that plan right on a young table; but PostgreSQL's automatic choice
+ * costs a generic plan for the ten elements it assumes of an array parameter, finds ten probes dearer than
+ * one, and would plan the five-part statement again at every write (a lone create 16 % slower,
+ * docs/performance.md "The upsert's sequential scan"). It holds for every statement with parameters that
+ * follows in the transaction, prepared or not: the message's other statements are keyed writes (the
+ * month counts' deletion, the invoice numbers' insert), for which one plan suits every value; a statement
+ * added after it must be one too. The runners send the upsert unprepared, planned for its batch each time.
+ */
+const GENERIC_PLANS = 'set local plan_cache_mode = force_generic_plan';
+
+/** lockText, then GENERIC_PLANS: the inline message's first statement for the invoices projector. */
+function inlineLockText(ids: string[], literal: (value: string) => string): string {
+  return `${lockText(ids, literal)}; ${GENERIC_PLANS}`;
 }
 
 /**
@@ -347,7 +354,7 @@ export const invoicesProjector: Projector = {
     // are by the version guard and move nothing.
     if (events.length === 0 || events.some((e) => e.type === 'InvoiceUpdated')) return null;
     const latest = newestPerInvoice(events);
-    const statements = [{ text: lockText(latest.map((l) => l.invoice.id), literal) }, preparedStatement(upsertStatement(upsertValues(latest)), literal)];
+    const statements = [{ text: inlineLockText(latest.map((l) => l.invoice.id), literal) }, preparedStatement(upsertStatement(upsertValues(latest)), literal)];
     if (latest.some((l) => !l.created)) statements.push(preparedStatement(DELETE_EMPTIED_MONTHS({}), literal));
     return statements;
   },

@@ -107,7 +107,7 @@ describe('HTTP conventions', function () {
   });
 
   describe('405 Method Not Allowed', () => {
-    it('a known path with a wrong method answers 405 with Allow, before authentication', async () => {
+    it('a known path with a wrong method answers 405 with Allow, with no key needed', async () => {
       const put = await call(`${server.url}/invoices`, null, { method: 'PUT', body: {} });
       expect(put.status).to.equal(405);
       expect(put.headers.get('allow')).to.equal('GET, HEAD, OPTIONS, POST');

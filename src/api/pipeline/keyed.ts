@@ -41,7 +41,7 @@ export async function authenticateAndCount(rt: Runtime, unauthenticated: Unauthe
  * first check), one over its limit 429, and a valid one this answer with its
  * headers. A request with no Authorization header has no window to show and
  * gets the answer alone: routes and their methods are public (the OpenAPI
- * document lists them). Rejects with what authentication threw.
+ * document lists them). Rejects with what authentication threw, or the 429.
  */
 export function keyedAnswer(rt: Runtime, unauthenticated: UnauthenticatedLimiter) {
   return async (req: Request, res: Response, answer: () => void): Promise<void> => {
