@@ -26,6 +26,8 @@ export interface OrganizationState {
 
 export interface Principal {
   key: ApiKeyInfo;
+  /** The stored hash of the key's secret (never the secret): what the address limiter remembers (unauthenticated.ts). */
+  secretHash: string;
   plan: Plan;
   subscription: SubscriptionStatus;
   requestsPerMinute: number;
@@ -53,7 +55,7 @@ export function unauthorized(hint?: string): DomainError {
   return new DomainError('UNAUTHORIZED', hint ? `Invalid or missing API key: ${hint}.` : MESSAGE);
 }
 
-function bearerToken(req: Request): string {
+export function bearerToken(req: Request): string {
   const header = req.headers.authorization;
   if (!header) throw unauthorized();
   const m = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
@@ -87,6 +89,7 @@ export async function authenticate(rt: Runtime, req: Request): Promise<Principal
   };
   return {
     key,
+    secretHash: hash,
     window: windowOf(row.window_points, row.window_expire),
     plan: row.plan,
     subscription: effectiveSubscriptionStatus(row),

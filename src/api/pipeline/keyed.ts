@@ -20,6 +20,7 @@ export async function authenticateAndCount(rt: Runtime, unauthenticated: Unauthe
       if (err instanceof DomainError && err.code === 'UNAUTHORIZED') unauthenticated.failed(req);
       throw err;
     });
+    unauthenticated.succeeded(principal.secretHash);
     res.locals.keyId = principal.key.id;
     const rate = rateLimitOf(principal.window, principal.requestsPerMinute);
     setRateLimitHeaders(res, rate);

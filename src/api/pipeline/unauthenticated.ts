@@ -10,21 +10,31 @@
  *   failures count: a client with a valid key is never slowed by this.
  * - Over the limit, every request from that address is refused with 429
  *   `RATE_LIMIT_EXCEEDED` and `Retry-After` before its key is looked up (a
- *   guess must not reach the database), until the window closes. Clients
- *   sharing an address with an attacker (NAT) wait with it; the limit
- *   (UNAUTHENTICATED_REQUESTS_PER_MINUTE, default 60) is far above what a
- *   misconfigured honest client produces before noticing its 401s.
+ *   guess must not reach the database), until the window closes, except a
+ *   key this process authenticated in the last 10 minutes (remembered by the
+ *   hash it is stored as): behind a proxy or a NAT every client shares one
+ *   address, and one flood must not stop the clients already at work. Only a
+ *   client that starts meanwhile from that address waits with the flood; the
+ *   limit (UNAUTHENTICATED_REQUESTS_PER_MINUTE, default 60) is far above what
+ *   a misconfigured honest client produces before noticing its 401s.
  * - The address is the TCP peer (express `req.ip`; no proxy headers are
  *   trusted). At most MAX_ADDRESSES windows are kept; beyond, the oldest go.
  */
 import type { Request, Response } from 'express';
+import { hashSecret } from '../../accounts/keys.ts';
 import { DomainError } from '../../shared/errors.ts';
+import { bearerToken } from './authenticate.ts';
 import { WINDOW_MS } from './ratelimit.ts';
 
 const MAX_ADDRESSES = 100_000;
+/** How long a key that authenticated passes a blocked address, and how many such keys are remembered (the oldest go). */
+const KNOWN_FOR_MS = 10 * 60_000;
+const MAX_KNOWN = 100_000;
 
 export class UnauthenticatedLimiter {
   private readonly windows = new Map<string, { failures: number; closesAt: number }>();
+  /** Hash of a key's secret -> until when it passes a blocked address. */
+  private readonly known = new Map<string, number>();
 
   constructor(readonly perMinute: number) {}
 
@@ -37,12 +47,31 @@ export class UnauthenticatedLimiter {
     if (this.perMinute <= 0) return;
     const w = this.windows.get(this.address(req));
     if (!w || w.closesAt <= now || w.failures < this.perMinute) return;
+    if (this.isKnown(req, now)) return;
     const retryAfter = Math.max(1, Math.ceil((w.closesAt - now) / 1000));
     res.setHeader('Retry-After', String(retryAfter));
     throw new DomainError(
       'RATE_LIMIT_EXCEEDED',
       `Too many requests without a valid API key from this address (limit ${this.perMinute} per minute). Retry in ${retryAfter} s.`,
     );
+  }
+
+  /** A key that authenticated (`secretHash`, as stored): it passes this process's blocked addresses for a while. */
+  succeeded(secretHash: string, now = Date.now()): void {
+    if (this.perMinute <= 0) return;
+    this.known.delete(secretHash); // re-inserted last: the Map's order is the entries' age
+    this.known.set(secretHash, now + KNOWN_FOR_MS);
+    if (this.known.size > MAX_KNOWN) this.known.delete(this.known.keys().next().value!);
+  }
+
+  private isKnown(req: Request, now: number): boolean {
+    let secret: string;
+    try {
+      secret = bearerToken(req);
+    } catch {
+      return false;
+    }
+    return (this.known.get(hashSecret(secret)) ?? 0) > now;
   }
 
   /** Counts a request that failed authentication. */
