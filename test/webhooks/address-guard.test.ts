@@ -60,9 +60,12 @@ describe('webhooks: address guard', () => {
     ['https://user:pw@hooks.example.com/hook', /must not embed credentials/],
     ['ftp://hooks.example.com/', /must use https/],
     ['not a url', /is not a URL/],
+    ['https://93.184.216.34:0/hook', /port 0/],
+    [`https://hooks.example.com/${'a'.repeat(2048 - 'https://hooks.example.com/'.length)}`, null],
+    [`https://hooks.example.com/${'a'.repeat(2049 - 'https://hooks.example.com/'.length)}`, /at most 2048 characters/],
   ];
   for (const [url, error] of urls) {
-    it(`configuration: ${url} ${error ? 'refused' : 'accepted'}`, async () => {
+    it(`configuration: ${url.length > 100 ? `${url.slice(0, 40)}... (${url.length} characters)` : url} ${error ? 'refused' : 'accepted'}`, async () => {
       const check = checkEndpointUrl(url, { allowInsecure: false, resolve: dns });
       if (error) {
         let message = '';
