@@ -53,6 +53,12 @@ describe('invoices API: errors', () => {
       payment_terms: 'must not contain control characters (other than tab and line breaks) or invalid Unicode',
       'items[0].description': 'must not contain control characters (other than tab and line breaks) or invalid Unicode',
     });
+    // ...and the bidirectional overrides, which would print "evil #4" as "#4 live" on the PDF (Arabic with its
+    // marks and isolates is taken: below).
+    expect(fieldsOf(await api.create({ ...base, notes: 'evil \u202e#4', payment_terms: '\u202dabc', items: [line('ok')] }))).to.deep.equal({
+      notes: 'must not contain the bidirectional overrides U+202D and U+202E (they print text reversed)',
+      payment_terms: 'must not contain the bidirectional overrides U+202D and U+202E (they print text reversed)',
+    });
     const infinite = `{"customer_id":"${customer.id}","issue_date":"2026-01-01","items":[{"description":"x","quantity":1e400,"unit_price":1}]}`;
     expect(fieldsOf(await api.create(infinite, { 'content-type': 'application/json' }))).to.deep.equal({ 'items[0].quantity': 'must be a number' });
     // A JSON number a double cannot hold is read as the client wrote it, not rounded by JSON.parse
@@ -82,6 +88,8 @@ describe('invoices API: errors', () => {
     expect((await api.list()).body.meta.pagination.total).to.equal(1); // the exact numbers' draft
     // Tab and line breaks are text.
     expect((await api.create({ ...base, notes: 'ligne 1\r\n\tligne 2', items: [line()] })).status).to.equal(201);
+    // Arabic with a right-to-left mark (U+200F) and an isolate (U+2067..U+2069): no override, taken.
+    expect((await api.create({ ...base, notes: 'خدمات \u200fاستشارية \u2067INV-12\u2069', items: [line('استشارة')] })).status).to.equal(201);
   });
 
   it('VALIDATION_ERROR on customer_id: unknown, another organization\'s, archived, inactive', async () => {

@@ -7,7 +7,12 @@
  * - the other characters XML 1.0 cannot carry: C0 controls other than tab,
  *   line feed and carriage return, and U+FFFE/U+FFFF. Stored, they would make
  *   every UBL document of the invoice ill-formed XML (docs/documents.md).
- * - numbers beyond 2^53 (not exact in JSON, and past every column).
+ * - numbers beyond 2^53 (not exact in JSON, and past every column);
+ * - the bidirectional overrides U+202D and U+202E, which print the characters
+ *   after them in reverse: on a legal document (the PDF) "evil #4" would read
+ *   "#4 live" (the "Trojan Source" trick). Arabic text needs neither: its
+ *   direction comes from its letters, and the marks U+200E/U+200F and the
+ *   embeddings and isolates stay allowed.
  * Without this check such input fails later as a 500 in some query; with it,
  * it is a VALIDATION_ERROR naming every such field.
  */
@@ -25,10 +30,14 @@ function unstorable(text: string): boolean {
 
 const MESSAGE = 'must not contain control characters (other than tab and line breaks) or invalid Unicode';
 
+const BIDI_OVERRIDE = /[\u202d\u202e]/;
+const OVERRIDE_MESSAGE = 'must not contain the bidirectional overrides U+202D and U+202E (they print text reversed)';
+
 function walk(value: unknown, path: string, out: FieldError[]): void {
   if (out.length >= 50) return;
   if (typeof value === 'string') {
     if (unstorable(value)) out.push({ field: path || 'body', message: MESSAGE });
+    else if (BIDI_OVERRIDE.test(value)) out.push({ field: path || 'body', message: OVERRIDE_MESSAGE });
   } else if (typeof value === 'number') {
     if (Math.abs(value) > Number.MAX_SAFE_INTEGER) out.push({ field: path || 'body', message: 'is too large' });
   } else if (Array.isArray(value)) {
