@@ -1,4 +1,5 @@
 /** Authentication and the access checks of CONTRACT section 8, in order, over real HTTP. */
+import { connect } from 'node:net';
 import { expect } from 'chai';
 import { revokeKey } from '../../src/accounts/keys.ts';
 import { updateAccount } from '../../src/accounts/accounts.ts';
@@ -39,6 +40,28 @@ describe('API pipeline: authentication and access', () => {
         expect(res.headers.get('x-ratelimit-limit')).to.equal(null);
       });
     }
+
+    it('two Authorization headers: 401, whichever keys they hold (Node would keep the first)', async () => {
+      // Written on a socket by hand: Node's and fetch's clients merge or refuse repeated headers.
+      const twice = (first: string, second: string) =>
+        new Promise<{ status: number; body: any }>((resolve, reject) => {
+          const url = new URL(echo());
+          const socket = connect(Number(url.port), url.hostname, () =>
+            socket.write(`GET ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${first}\r\nauthorization: Bearer ${second}\r\nConnection: close\r\n\r\n`),
+          );
+          let text = '';
+          socket.on('data', (c) => (text += c));
+          socket.on('error', reject);
+          socket.on('end', () => resolve({ status: Number(text.split(' ')[1]), body: JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)) }));
+        });
+      const other = await createTenant(server.database.db);
+      for (const [a, b] of [[tenant.key.secret, other.key.secret], [tenant.key.secret, tenant.key.secret]]) {
+        const res = await twice(a, b);
+        expectError(res, 401, 'UNAUTHORIZED');
+        expect(res.body.error.message).to.include('send one Authorization header');
+      }
+      expect((await call(echo(), tenant.key.secret)).status).to.equal(200);
+    });
 
     it('revoked key fails on the next request', async () => {
       const t = await createTenant(server.database.db);

@@ -58,9 +58,17 @@ export function unauthorized(hint?: string): DomainError {
 export function bearerToken(req: Request): string {
   const header = req.headers.authorization;
   if (!header) throw unauthorized();
+  // Node keeps the first of several Authorization headers and drops the others: which key acts must not be a guess.
+  if (authorizationHeaders(req.rawHeaders) > 1) throw unauthorized('send one Authorization header');
   const m = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
   if (!m) throw unauthorized('the Authorization header must be "Bearer <key>"');
   return m[1];
+}
+
+function authorizationHeaders(raw: string[]): number {
+  let n = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i].length === 13 && raw[i].toLowerCase() === 'authorization') n++;
+  return n;
 }
 
 export async function authenticate(rt: Runtime, req: Request): Promise<Principal> {
