@@ -28,7 +28,7 @@ const DEMO_PLAN = 'professional';
 export const DEMO_ORGANIZATION = {
   legal_name: 'Atlas Démo SARL',
   ice: '001525417000071',
-  rc: 'RC 123456',
+  rc: '123456', // the documents print it after their own "RC" label
   if_number: '40123456',
   email: 'contact@atlas-demo.ma',
   billing_address: { street: '1 Boulevard Zerktouni', city: 'Casablanca', postal_code: '20000', country: 'MA' },
