@@ -19,6 +19,11 @@ export class FieldErrors {
     return this.fields.length === 0;
   }
 
+  /** Whether one of `fields` is refused already: a rule reading them together then has no value to judge. */
+  has(...fields: string[]): boolean {
+    return this.fields.some((f) => fields.includes(f.field));
+  }
+
   throwIfAny(): void {
     if (!this.isEmpty) throw validationError(this.fields);
   }

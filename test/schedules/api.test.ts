@@ -305,6 +305,35 @@ describe('recurring schedules API', () => {
     });
   });
 
+  describe('every field error in one answer (docs/api-decisions.md "Errors")', () => {
+    const AUTO_SEND = 'requires auto_finalize (only a finalized invoice can be sent)';
+    /** Events of this tenant's organization in the store: a refused request writes none (no schedule, no quota slot). */
+    const eventCount = async () =>
+      (await server.database.pool.query(`select count(*)::int as n from es_events where metadata->>'organization_id' = $1`, [api.invoices.tenant.organizationId])).rows[0].n;
+
+    it('create: end_date is checked beside the other fields, whichever layer refuses them, and a refused create writes nothing', async () => {
+      // Monthly on the 10th from 2031-03-11: the first run is 2031-04-10.
+      const body = { customer_id: customer.id, frequency: 'monthly', start_date: '2031-03-11', day_of_month: 10, end_date: '2031-04-09', items: [line()] };
+      const endDate = 'must not be before the first run date (2031-04-10)';
+      const before = await eventCount();
+      expect(fieldsOf(await api.create(body))).to.deep.equal({ end_date: endDate });
+      // The schema refuses interval_count; the domain rules refuse auto_send and the customer.
+      expect(fieldsOf(await api.create({ ...body, interval_count: 0 }))).to.deep.equal({ interval_count: 'must be greater than or equal to 1', end_date: endDate });
+      expect(fieldsOf(await api.create({ ...body, auto_send: true }))).to.deep.equal({ auto_send: AUTO_SEND, end_date: endDate });
+      expect(fieldsOf(await api.create({ ...body, customer_id: '0190a1b2-0000-7000-8000-000000000001' }))).to.deep.equal({
+        customer_id: 'must name an existing customer',
+        end_date: endDate,
+      });
+      // A calendar that cannot place the first run still has none before start_date.
+      expect(fieldsOf(await api.create({ ...body, frequency: 'daily', end_date: '2031-03-10' }))).to.deep.equal({
+        frequency: 'must be one of: weekly, biweekly, monthly, quarterly, biannually, yearly',
+        end_date: 'must not be before start_date (2031-03-11)',
+      });
+      expect(await eventCount()).to.equal(before);
+      expect((await api.list()).body.meta.pagination.total).to.equal(0);
+    });
+  });
+
   describe('tenant isolation', () => {
     it("another organization's schedule id is 404 on all nine endpoints, and never listed", async () => {
       const s = await api.make(customer.id);

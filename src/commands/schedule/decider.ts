@@ -91,14 +91,10 @@ function decideSchedule(command: ScheduleCommand, state: ScheduleState): Schedul
     if (state.schedule || state.deleted) return [];
     const { schedule_id, quota_slot, customer, ...input } = command.data;
     const values = validateNewSchedule(input, customer);
-    const calendar = newCalendar(values);
-    if (values.end_date !== null && values.end_date < calendar.anchor_date) {
-      throw validationError([{ field: 'end_date', message: `must not be before the first run date (${calendar.anchor_date})` }]);
-    }
     const schedule: Schedule = {
       id: schedule_id,
       ...values,
-      ...calendar,
+      ...newCalendar(values),
       next_run_date: null,
       status: 'active',
       created_at: now,

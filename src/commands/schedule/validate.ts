@@ -7,7 +7,7 @@ import { DEFAULT_CURRENCY, isSupportedCurrency } from '../../shared/money.ts';
 import { FieldErrors, isCalendarDate, readEnum, readText } from '../field-rules.ts';
 import type { InvoiceCustomer } from '../invoice/commands.ts';
 import { readLines, type LineValues } from '../invoice/lines.ts';
-import { FREQUENCIES, isWeekBased, MAX_DAY_OF_MONTH, type Frequency } from './calendar.ts';
+import { FREQUENCIES, isWeekBased, MAX_DAY_OF_MONTH, newCalendar, type Frequency } from './calendar.ts';
 import type { CreateScheduleInput, SchedulePatch } from './commands.ts';
 import type { SchedulePublic } from './events.ts';
 
@@ -67,6 +67,28 @@ function checkDayFields(errors: FieldErrors, frequency: Frequency | undefined, d
   if (!isWeekBased(frequency) && dayOfWeek != null) errors.add('day_of_week', `does not apply to ${frequency} schedules (use day_of_month)`);
 }
 
+/**
+ * The fields that place a schedule's runs (its day rule, calendar.ts dayRuleFrom): while one of them is refused,
+ * no rule can say where a run falls. interval_count is not one: it spaces the runs after the next.
+ */
+export const DAY_RULE_FIELDS = ['frequency', 'day_of_month', 'day_of_week'];
+
+/**
+ * end_date must leave the schedule a run: not before the first, the first date on or after start_date that the
+ * day rule matches. Judged beside the other fields, so one answer lists them all; when the day rule is refused
+ * (`placed` false), an end_date before start_date is still before any run.
+ */
+function checkEndDate(errors: FieldErrors, values: NewScheduleValues, placed: boolean): void {
+  const { start_date: start, end_date: end } = values;
+  if (start === null || end === null) return;
+  if (!placed) {
+    if (end < start) errors.add('end_date', `must not be before start_date (${start})`);
+    return;
+  }
+  const first = newCalendar(values).anchor_date;
+  if (end < first) errors.add('end_date', `must not be before the first run date (${first})`);
+}
+
 /** customer_id names a customer of the organization that is not archived (inactive is allowed: its runs fail until reactivated). */
 function checkCustomer(errors: FieldErrors, customerId: unknown, customer: InvoiceCustomer | null): void {
   if (typeof customerId !== 'string' || customerId === '') errors.add('customer_id', 'is required');
@@ -97,9 +119,12 @@ export function validateNewSchedule(input: CreateScheduleInput, customer: Invoic
     currency: input.currency === undefined ? DEFAULT_CURRENCY : input.currency,
     items: readItems(errors, input.items),
   };
+  // Before the family check: a day field of the other frequencies is refused, but the day rule never reads it.
+  const placed = !errors.has(...DAY_RULE_FIELDS);
   if (input.currency !== undefined && !isSupportedCurrency(input.currency)) errors.add('currency', 'must be a supported ISO 4217 currency code');
   checkDayFields(errors, frequency, input.day_of_month, input.day_of_week);
   if (values.auto_send && !values.auto_finalize) errors.add('auto_send', 'requires auto_finalize (only a finalized invoice can be sent)');
+  checkEndDate(errors, values, placed);
   errors.throwIfAny();
   return values;
 }
