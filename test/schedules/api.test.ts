@@ -332,6 +332,25 @@ describe('recurring schedules API', () => {
       expect(await eventCount()).to.equal(before);
       expect((await api.list()).body.meta.pagination.total).to.equal(0);
     });
+
+    it('PUT: a calendar change is placed beside the domain errors of other fields (its move past end_date, the end_date it makes too early)', async () => {
+      // Monthly on the 10th, next run 2031-03-10, which is also its end_date.
+      const s = await api.make(customer.id, { start_date: '2031-03-10', day_of_month: 10, end_date: '2031-03-10' });
+      const zero = [line('Conseil', 0, 100)]; // the schema passes it, the domain rules refuse it
+      const quantity = 'must be greater than 0';
+      const moved = 'moves the next run date to 2031-03-20, after end_date (2031-03-10); change end_date too';
+      expect(fieldsOf(await api.put(s.id, { day_of_month: 20, items: zero }))).to.deep.equal({ 'items[0].quantity': quantity, day_of_month: moved });
+      expect(fieldsOf(await api.put(s.id, { day_of_month: 20, end_date: '2031-03-15', items: zero }))).to.deep.equal({
+        'items[0].quantity': quantity,
+        end_date: 'must not be before the next run date (2031-03-20)',
+      });
+      // A day field of the other frequencies is refused on its own; the day sent still places the next run.
+      expect(fieldsOf(await api.put(s.id, { day_of_month: 20, day_of_week: 3 }))).to.deep.equal({
+        day_of_week: 'does not apply to monthly schedules (use day_of_month)',
+        day_of_month: moved,
+      });
+      expect((await api.get(s.id)).body.data.version).to.equal(0);
+    });
   });
 
   describe('tenant isolation', () => {

@@ -27,9 +27,9 @@ import {
   runDateOf,
   seqOnOrAfter,
 } from './calendar.ts';
-import type { ScheduleCommand } from './commands.ts';
+import type { ScheduleCommand, SchedulePatch } from './commands.ts';
 import { publicSchedule, type Schedule, type ScheduleEvent, type ScheduleRun, type ScheduleStatus } from './events.ts';
-import { checkDayFields, readScheduleDate, validateNewSchedule, validateSchedulePatch } from './validate.ts';
+import { checkDayFields, DAY_RULE_FIELDS, readScheduleDate, validateNewSchedule, validateSchedulePatch } from './validate.ts';
 
 export interface ScheduleState {
   /** Revision of the last event folded (-1: no stream yet). */
@@ -172,9 +172,23 @@ function decideSchedule(command: ScheduleCommand, state: ScheduleState): Schedul
   }
 }
 
-/** PUT: active or paused only. A change of the calendar re-anchors the lattice at the current next run date. */
-function decideUpdate(current: Schedule, patch: Parameters<typeof validateSchedulePatch>[0]): ScheduleEvent[] {
+/** PUT: active or paused only. */
+function decideUpdate(current: Schedule, patch: SchedulePatch): ScheduleEvent[] {
   if (current.status !== 'active' && current.status !== 'paused') throw invalidState(current.status, 'updated');
+  const next = patchSchedule(current, patch);
+  const before = publicSchedule(current);
+  const after = publicSchedule(withNextRun(next));
+  const changed_fields = (Object.keys(after) as (keyof typeof after)[]).filter((k) => !sameJson(before[k], after[k]));
+  if (changed_fields.length === 0) return []; // a PUT that changes nothing appends nothing
+  return [{ type: 'ScheduleUpdated', data: { schedule: next, changed_fields } }];
+}
+
+/**
+ * The schedule `patch` makes of `current`, or one VALIDATION_ERROR with every problem of the patch: the fields'
+ * own rules and those against the schedule (next run date, invoices generated, auto_finalize), side by side. A
+ * change of the calendar re-anchors the lattice at the current next run date.
+ */
+function patchSchedule(current: Schedule, patch: SchedulePatch): Schedule {
   const errors = new FieldErrors();
   const values = validateSchedulePatch(patch, errors);
   const frequency = values.frequency ?? current.frequency;
@@ -183,9 +197,12 @@ function decideUpdate(current: Schedule, patch: Parameters<typeof validateSchedu
     (values.interval_count !== undefined && values.interval_count !== current.interval_count) ||
     (values.day_of_month !== undefined && values.day_of_month !== current.day_of_month) ||
     (values.day_of_week !== undefined && values.day_of_week !== current.day_of_week);
+  // Whether the day rule sent can place the next run: not when one of its fields is refused (a day field of the
+  // other frequencies, refused below, is never read by it). Other fields' errors do not stop the rules on end_date.
+  const placed = !errors.has(...DAY_RULE_FIELDS);
   checkDayFields(errors, frequency, values.day_of_month, values.day_of_week);
   let next: Schedule = { ...current, ...values } as Schedule;
-  if (calendarChanged && errors.isEmpty) {
+  if (calendarChanged && placed) {
     const from = runDateOf(current, current.seq);
     // The day fields sent win; a field not sent defaults from the new anchor date.
     const keep = values.frequency === undefined || isWeekBased(values.frequency) === isWeekBased(current.frequency);
@@ -195,11 +212,13 @@ function decideUpdate(current: Schedule, patch: Parameters<typeof validateSchedu
     });
     next = { ...reanchor(next, rule, next.interval_count, from), pending_failure: null };
   }
-  const nextRun = runDateOf(next, next.seq);
+  // Unplaced, the next run is judged where it is: re-anchoring starts there, so it can only move later.
+  const nextRun = runDateOf(placed ? next : current, current.seq);
   if (values.end_date != null && values.end_date < nextRun) errors.add('end_date', `must not be before the next run date (${nextRun})`);
-  else if (calendarChanged && values.end_date === undefined && next.end_date !== null && next.end_date < nextRun && errors.isEmpty) {
+  else if (calendarChanged && placed && values.end_date === undefined && next.end_date !== null && next.end_date < nextRun) {
     // The calendar sent moves the next run past the end date kept: that would complete the schedule silently.
-    const moved = (['frequency', 'interval_count', 'day_of_month', 'day_of_week'] as const).find((f) => values[f] !== undefined)!;
+    // Said on a field sent that has no error of its own (one message per field: another would hide this one).
+    const moved = (['frequency', 'interval_count', 'day_of_month', 'day_of_week'] as const).find((f) => values[f] !== undefined && !errors.has(f))!;
     errors.add(moved, `moves the next run date to ${nextRun}, after end_date (${next.end_date}); change end_date too`);
   }
   if (values.max_occurrences != null && values.max_occurrences <= current.occurrences) {
@@ -207,11 +226,7 @@ function decideUpdate(current: Schedule, patch: Parameters<typeof validateSchedu
   }
   if (next.auto_send && !next.auto_finalize) errors.add('auto_send', 'requires auto_finalize (only a finalized invoice can be sent)');
   errors.throwIfAny();
-  const before = publicSchedule(current);
-  const after = publicSchedule(withNextRun(next));
-  const changed_fields = (Object.keys(after) as (keyof typeof after)[]).filter((k) => !sameJson(before[k], after[k]));
-  if (changed_fields.length === 0) return []; // a PUT that changes nothing appends nothing
-  return [{ type: 'ScheduleUpdated', data: { schedule: next, changed_fields } }];
+  return next;
 }
 
 /** Resume: with a date, re-anchor there; without, continue from the next lattice date on or after today. */
