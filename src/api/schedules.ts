@@ -8,21 +8,23 @@
  */
 import { businessToday } from '../commands/schedule/calendar.ts';
 import { generateOccurrence } from '../commands/schedule/generate.ts';
+import { patchSchedule } from '../commands/schedule/decider.ts';
 import {
   createSchedule,
   deleteSchedule,
+  loadSchedule,
   pauseSchedule,
   resumeSchedule,
   updateSchedule,
   type ScheduleResult,
   type ScheduleWrite,
 } from '../commands/schedule/handler.ts';
-import { publicSchedule } from '../commands/schedule/events.ts';
+import { publicSchedule, type Schedule } from '../commands/schedule/events.ts';
 import type { InvoiceResult } from '../commands/invoice/handlers.ts';
 import { readModelFacts } from '../queries/invoice-facts.ts';
 import { countQuotaSchedules, getSchedule, listSchedules, planOf, scheduleHistory, type ScheduleListQuery } from '../queries/schedules.ts';
 import { upcomingRunDates } from '../commands/schedule/calendar.ts';
-import { notFound } from '../shared/errors.ts';
+import { DomainError, notFound } from '../shared/errors.ts';
 import { isPlan, PLAN_LIMITS } from '../accounts/plans.ts';
 import { newestNotInline } from '../projections/inline.ts';
 import { answerAfterWrite } from './answer.ts';
@@ -110,9 +112,27 @@ async function newScheduleErrors(ctx: BodyCheckContext, body: unknown) {
   return fieldErrorsOf(() => validateNewSchedule({ ...input, customer_id: typeof id === 'string' ? id.toLowerCase() : id } as never, customer));
 }
 
-function schedulePatchErrors(body: unknown) {
+/** The schedule of the path as its stream has it (RouteSpec.check), or null when the organization has none by that id (the command answers 404). */
+async function storedSchedule(ctx: BodyCheckContext): Promise<Schedule | null> {
+  try {
+    return (await loadSchedule(ctx.rt.store, ctx.organizationId!, ctx.params.id)).state.schedule;
+  } catch (err) {
+    if (err instanceof DomainError && err.code === 'NOT_FOUND') return null;
+    throw err;
+  }
+}
+
+/**
+ * The decider's rules of a PUT body on the schedule as stored (RouteSpec.check): a body the schema refused also
+ * hears what its end_date, max_occurrences, auto_send or calendar would do to that schedule. Without one, the
+ * fields' own rules.
+ */
+async function schedulePatchErrors(ctx: BodyCheckContext, body: unknown) {
+  const patch = asRecord(body);
+  const current = await storedSchedule(ctx);
+  if (current) return fieldErrorsOf(() => patchSchedule(current, patch));
   const errors = new FieldErrors();
-  fieldErrorsOf(() => validateSchedulePatch(asRecord(body), errors));
+  fieldErrorsOf(() => validateSchedulePatch(patch, errors));
   return errors.fields;
 }
 
@@ -178,7 +198,7 @@ export const scheduleRoutes: RouteSpec[] = [
     scope: 'invoices:write',
     audience: 'organization',
     body: schemas.updateScheduleBody,
-    check: (_ctx, body) => schedulePatchErrors(body),
+    check: schedulePatchErrors,
     response: schemas.scheduleDetailSchema,
     errors: ['INVALID_STATE', 'VERSION_CONFLICT'],
     async handler(ctx, { params, body }) {

@@ -351,6 +351,32 @@ describe('recurring schedules API', () => {
       });
       expect((await api.get(s.id)).body.data.version).to.equal(0);
     });
+
+    it('PUT: a body the schema refuses (or a bad If-Match) still hears the rules on the stored schedule: auto_send, end_date, max_occurrences, day fields, calendar', async () => {
+      // Monthly on the 10th, auto_finalize off; once generated, the next run is 2031-04-10, its end_date.
+      const s = await api.make(customer.id, { start_date: '2031-03-10', day_of_month: 10, end_date: '2031-04-10' });
+      expect((await api.action(s.id, 'generate')).status).to.equal(201);
+      const name = { name: 'must be at most 200 characters long' };
+      expect(fieldsOf(await api.put(s.id, { interval_count: 0, auto_send: true }))).to.deep.equal({ interval_count: 'must be greater than or equal to 1', auto_send: AUTO_SEND });
+      expect(fieldsOf(await api.put(s.id, { name: 'x'.repeat(201), end_date: '2031-04-09', max_occurrences: 1, day_of_week: 3 }))).to.deep.equal({
+        ...name,
+        end_date: 'must not be before the next run date (2031-04-10)',
+        max_occurrences: 'must be greater than the 1 invoices already generated',
+        day_of_week: 'does not apply to monthly schedules (use day_of_month)',
+      });
+      expect(fieldsOf(await api.put(s.id, { name: 'x'.repeat(201), day_of_month: 20 }))).to.deep.equal({
+        ...name,
+        day_of_month: 'moves the next run date to 2031-04-20, after end_date (2031-04-10); change end_date too',
+      });
+      expect(fieldsOf(await api.put(s.id, { auto_send: true }, { 'if-match': 'W/"1"' }))).to.deep.equal({
+        'If-Match': 'must be a strong ETag such as "3": a weak ETag (W/...) never matches (RFC 9110 strong comparison)',
+        auto_send: AUTO_SEND,
+      });
+      expect((await api.get(s.id)).body.data).to.include({ version: 1, auto_send: false, end_date: '2031-04-10', day_of_month: 10 });
+      // Another organization's schedule tells nothing of itself: only the body's own rules.
+      const stranger = await schedulesClient(server);
+      expect(fieldsOf(await stranger.put(s.id, { interval_count: 0, auto_send: true, max_occurrences: 1 }))).to.deep.equal({ interval_count: 'must be greater than or equal to 1' });
+    });
   });
 
   describe('tenant isolation', () => {

@@ -186,9 +186,10 @@ function decideUpdate(current: Schedule, patch: SchedulePatch): ScheduleEvent[] 
 /**
  * The schedule `patch` makes of `current`, or one VALIDATION_ERROR with every problem of the patch: the fields'
  * own rules and those against the schedule (next run date, invoices generated, auto_finalize), side by side. A
- * change of the calendar re-anchors the lattice at the current next run date.
+ * change of the calendar re-anchors the lattice at the current next run date. PUT's RouteSpec.check runs it on a
+ * body the JSON schema refused, so these are listed beside the schema's errors.
  */
-function patchSchedule(current: Schedule, patch: SchedulePatch): Schedule {
+export function patchSchedule(current: Schedule, patch: SchedulePatch): Schedule {
   const errors = new FieldErrors();
   const values = validateSchedulePatch(patch, errors);
   const frequency = values.frequency ?? current.frequency;
