@@ -8,7 +8,7 @@
  */
 import { businessToday } from '../commands/schedule/calendar.ts';
 import { generateOccurrence } from '../commands/schedule/generate.ts';
-import { patchSchedule } from '../commands/schedule/decider.ts';
+import { dueDateOf, patchSchedule, readResumeDate } from '../commands/schedule/decider.ts';
 import {
   createSchedule,
   deleteSchedule,
@@ -33,7 +33,7 @@ import type { JsonReply, RequestContext, RouteSpec } from './route.ts';
 import * as schemas from './schemas/schedules.ts';
 import { invoiceWithCustomerSchema } from './schemas/invoices.ts';
 import { validateNewSchedule, validateSchedulePatch } from '../commands/schedule/validate.ts';
-import { FieldErrors } from '../commands/field-rules.ts';
+import { FieldErrors, isCalendarDate } from '../commands/field-rules.ts';
 import { asRecord, fieldErrorsOf, type BodyCheckContext } from './body-check.ts';
 
 const organizationOf = (ctx: RequestContext) => ctx.organizationId!; // organization routes always have one
@@ -136,6 +136,20 @@ async function schedulePatchErrors(ctx: BodyCheckContext, body: unknown) {
   return errors.fields;
 }
 
+/** Generate's rule on its issue_date, with the stored schedule's days_until_due (RouteSpec.check). */
+async function generateErrors(ctx: BodyCheckContext, body: unknown) {
+  const issueDate = asRecord(body).issue_date;
+  const schedule = isCalendarDate(issueDate) ? await storedSchedule(ctx) : null;
+  return schedule ? fieldErrorsOf(() => dueDateOf(schedule, issueDate)) : [];
+}
+
+/** Resume's rules on its next_run_date, against the stored schedule (RouteSpec.check); without a date it reads none. */
+async function resumeErrors(ctx: BodyCheckContext, body: unknown) {
+  const date = asRecord(body).next_run_date;
+  const schedule = date === undefined || date === null ? null : await storedSchedule(ctx);
+  return schedule ? fieldErrorsOf(() => readResumeDate(schedule, date, today())) : [];
+}
+
 export const scheduleRoutes: RouteSpec[] = [
   {
     operationId: 'listRecurringInvoices',
@@ -230,6 +244,7 @@ export const scheduleRoutes: RouteSpec[] = [
     scope: 'invoices:write',
     audience: 'organization',
     body: schemas.generateScheduleBody,
+    check: generateErrors,
     successStatus: 201,
     location: '/invoices/:id',
     response: invoiceWithCustomerSchema,
@@ -281,6 +296,7 @@ export const scheduleRoutes: RouteSpec[] = [
     scope: 'invoices:write',
     audience: 'organization',
     body: schemas.resumeScheduleBody,
+    check: resumeErrors,
     response: schemas.scheduleDetailSchema,
     errors: ['INVALID_STATE', 'VERSION_CONFLICT'],
     async handler(ctx, { params, body }) {

@@ -377,6 +377,24 @@ describe('recurring schedules API', () => {
       const stranger = await schedulesClient(server);
       expect(fieldsOf(await stranger.put(s.id, { interval_count: 0, auto_send: true, max_occurrences: 1 }))).to.deep.equal({ interval_count: 'must be greater than or equal to 1' });
     });
+
+    it('generate and resume: the date sent is checked on the stored schedule beside the schema\'s errors and a bad If-Match', async () => {
+      const s = await api.make(customer.id, { day_of_month: 3 });
+      const noRoom = 'leaves no room for the due date 30 days later (dates end with the year 9999)';
+      expect(fieldsOf(await api.action(s.id, 'generate', { issue_date: '9999-12-31', colour: 'red' }))).to.deep.equal({ colour: 'is not allowed', issue_date: noRoom });
+      expect(fieldsOf(await api.action(s.id, 'generate', { issue_date: '9999-12-31' }, { 'if-match': 'W/"0"' }))).to.have.all.keys('If-Match', 'issue_date');
+      expect((await api.invoices.list()).body.meta.pagination.total).to.equal(0);
+      await api.action(s.id, 'pause');
+      expect(fieldsOf(await api.action(s.id, 'resume', { next_run_date: '2031-05-29', colour: 'red' }))).to.deep.equal({
+        colour: 'is not allowed',
+        next_run_date: 'must fall on day 1 to 28 of a month for monthly schedules',
+      });
+      expect(fieldsOf(await api.action(s.id, 'resume', { next_run_date: dayFromToday(-1) }, { 'if-match': 'W/"1"' }))).to.deep.equal({
+        'If-Match': 'must be a strong ETag such as "3": a weak ETag (W/...) never matches (RFC 9110 strong comparison)',
+        next_run_date: `must be today (${dayFromToday(0)}) or later`,
+      });
+      expect((await api.get(s.id)).body.data).to.include({ status: 'paused', version: 1, occurrences: 0 });
+    });
   });
 
   describe('tenant isolation', () => {

@@ -238,6 +238,16 @@ function decideResume(current: Schedule, date: string | null, today: string): Sc
     const seq = seqOnOrAfter(resumed, today);
     return [{ type: 'ScheduleResumed', data: { schedule: { ...resumed, seq }, skipped: seq - current.seq } }];
   }
+  const day = readResumeDate(current, date, today);
+  const rule = dayRuleFrom(current.frequency, day);
+  return [{ type: 'ScheduleResumed', data: { schedule: reanchor(resumed, rule, current.interval_count, day), skipped: 0 } }];
+}
+
+/**
+ * Resume's next_run_date for `current`: today or later, a day every month has (month-based schedules), not after
+ * end_date; else one VALIDATION_ERROR. Resume's RouteSpec.check runs it on a body the JSON schema refused.
+ */
+export function readResumeDate(current: Schedule, date: unknown, today: string): string {
   const errors = new FieldErrors();
   const day = readScheduleDate(errors, 'next_run_date', date, true);
   if (day !== null) {
@@ -248,8 +258,7 @@ function decideResume(current: Schedule, date: string | null, today: string): Sc
     if (current.end_date !== null && day > current.end_date) errors.add('next_run_date', `must not be after end_date (${current.end_date})`);
   }
   errors.throwIfAny();
-  const rule = dayRuleFrom(current.frequency, day as string);
-  return [{ type: 'ScheduleResumed', data: { schedule: reanchor(resumed, rule, current.interval_count, day as string), skipped: 0 } }];
+  return day as string;
 }
 
 export const scheduleDecider: Decider<ScheduleCommand, ScheduleEvent, ScheduleState> = {
@@ -280,11 +289,6 @@ export function planOccurrence(state: ScheduleState, customer: InvoiceCustomer |
   }
   const run_date = runDateOf(s, s.seq);
   const issue_date = issueDate ?? run_date;
-  const due_date = addDays(issue_date, s.days_until_due);
-  // A due date past 9999-12-31 is the issue date's fault (the client sent it), not a due_date the client never sent.
-  if (!/^\d{4}-/.test(due_date)) {
-    throw validationError([{ field: 'issue_date', message: `leaves no room for the due date ${s.days_until_due} days later (dates end with the year 9999)` }]);
-  }
   return {
     seq: s.seq,
     run_date,
@@ -292,11 +296,24 @@ export function planOccurrence(state: ScheduleState, customer: InvoiceCustomer |
     invoice: {
       customer_id: s.customer_id,
       issue_date,
-      due_date,
+      due_date: dueDateOf(s, issue_date),
       currency: s.currency,
       items: s.items,
     },
   };
+}
+
+/**
+ * The due date of `schedule`'s invoice issued on `issueDate`. One past 9999-12-31 is the issue date's fault (the
+ * client sent it), not a due_date the client never sent: VALIDATION_ERROR on issue_date. Generate's
+ * RouteSpec.check runs it on a body the JSON schema refused.
+ */
+export function dueDateOf(schedule: Schedule, issueDate: string): string {
+  const due_date = addDays(issueDate, schedule.days_until_due);
+  if (!/^\d{4}-/.test(due_date)) {
+    throw validationError([{ field: 'issue_date', message: `leaves no room for the due date ${schedule.days_until_due} days later (dates end with the year 9999)` }]);
+  }
+  return due_date;
 }
 
 /** The terminal events that give the quota slot back. */
