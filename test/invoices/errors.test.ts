@@ -53,6 +53,11 @@ describe('invoices API: errors', () => {
       payment_terms: 'must not contain control characters (other than tab and line breaks) or invalid Unicode',
       'items[0].description': 'must not contain control characters (other than tab and line breaks) or invalid Unicode',
     });
+    // Beside the schema's own errors, in the same answer.
+    expect(fieldsOf(await api.create({ ...base, notes: 'a\u0000b', items: [{ ...line(), quantity: true }] }))).to.deep.equal({
+      notes: 'must not contain control characters (other than tab and line breaks) or invalid Unicode',
+      'items[0].quantity': 'must be a number or a string',
+    });
     // ...and the bidirectional overrides, which would print "evil #4" as "#4 live" on the PDF (Arabic with its
     // marks and isolates is taken: below).
     expect(fieldsOf(await api.create({ ...base, notes: 'evil \u202e#4', payment_terms: '\u202dabc', items: [line('ok')] }))).to.deep.equal({

@@ -248,6 +248,20 @@ describe('recurring schedules API', () => {
     });
   });
 
+  describe('ids', () => {
+    it('every endpoint takes the id in upper case, as GET does (one spelling from the pipeline on)', async () => {
+      const s = await api.make(customer.id);
+      const id = s.id.toUpperCase();
+      expect((await api.get(id)).status).to.equal(200);
+      expect((await api.put(id, { name: 'Majuscules' })).body.data.name).to.equal('Majuscules');
+      expect((await api.action(id, 'generate')).status).to.equal(201);
+      expect((await api.action(id, 'pause')).body.data.status).to.equal('paused');
+      expect((await api.action(id, 'resume')).body.data.status).to.equal('active');
+      expect((await api.history(id)).body.data).to.have.length(1);
+      expect((await api.remove(id)).body.data).to.deep.equal({ id: s.id, deleted: true });
+    });
+  });
+
   describe('delete', () => {
     it('removes the schedule and its history (then 404) but never its invoices', async () => {
       const s = await api.make(customer.id);

@@ -143,8 +143,12 @@ export function compileValidator(spec: RouteSpec): RouteValidator {
   const ids = pathParams(spec.path).filter(isIdParam);
   return (req) => {
     const params = req.params as Record<string, string>;
-    // An id that is not a UUID names nothing: 404, like an unknown one.
-    for (const name of ids) if (!isUuid(params[name])) throw notFound();
+    // An id that is not a UUID names nothing: 404, like an unknown one. One spelling of an id from here on
+    // (streams and rows are keyed by the lower-case form), so every route takes an upper-case id as GET does.
+    for (const name of ids) {
+      if (!isUuid(params[name])) throw notFound();
+      params[name] = params[name].toLowerCase();
+    }
     // A GET has no body by definition; some clients send one anyway, which must not fail the read.
     const parsed = req.method === 'GET' || req.method === 'HEAD' ? undefined : parseJsonBody(req);
     const value = parsed === undefined ? {} : parsed;
@@ -154,10 +158,13 @@ export function compileValidator(spec: RouteSpec): RouteValidator {
     if (!query(q)) errors.push(...fieldErrors(query.errors ?? [], 'query').filter((e) => !badForm.has(e.field)));
     if (!body(value)) errors.push(...fieldErrors(body.errors ?? [], 'body'));
     errors.push(...ifMatchErrors(req.header('if-match')));
-    // After ajv, so query numbers are checked once coerced.
-    if (errors.length === 0) {
-      for (const [root, v] of [['query', q], ['body', value]] as const) {
-        for (const bad of unstorableFields(v)) errors.push({ field: bad.field === 'body' ? root : bad.field, message: bad.message });
+    // After ajv, so query numbers are checked once coerced; beside the schema's errors (all in one answer),
+    // each field named once.
+    const named = new Set(errors.map((e) => e.field));
+    for (const [root, v] of [['query', q], ['body', value]] as const) {
+      for (const bad of unstorableFields(v)) {
+        const field = bad.field === 'body' ? root : bad.field;
+        if (!named.has(field)) errors.push({ field, message: bad.message });
       }
     }
     return { input: { body: parsed === undefined && !spec.body ? undefined : value, query: q, params: { ...params } }, errors, sent: parsed };
