@@ -35,9 +35,21 @@ function addressLines(a: Address | null | undefined): string[] {
 
 const id = (label: string, value: string | null | undefined) => (value ? [{ label, value }] : []);
 
+/**
+ * `value` with the bidirectional overrides U+202D and U+202E taken out of its text: they print what follows
+ * reversed ("evil #4" as "#4 live") on a legal document. The API refuses them (src/api/pipeline/storable.ts);
+ * this keeps the PDF right for text that came another way (the admin CLI, the dashboard, older data).
+ */
+function withoutOverrides<T>(value: T): T {
+  if (typeof value === 'string') return value.replace(/[\u202d\u202e]/g, '') as T;
+  if (Array.isArray(value)) return value.map(withoutOverrides) as T;
+  if (value !== null && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withoutOverrides(v)])) as T;
+  return value;
+}
+
 /** The view the template prints, plus the text the tests and the footer need. */
 export function invoiceView(source: DocumentSource, locale: DocumentLocale) {
-  const { invoice, seller } = source;
+  const { invoice, seller } = withoutOverrides(source);
   const labels = LABELS[locale];
   const cur = invoice.currency;
   const money = (v: string) => formatMoney(v, cur, locale);

@@ -9,6 +9,7 @@ import { connect } from 'node:net';
 import { expect } from 'chai';
 import { sql } from 'kysely';
 import { startTestServer, type TestServer } from '../support/server.ts';
+import { revokeKey } from '../../src/accounts/keys.ts';
 import { call, createKey } from '../support/fixtures.ts';
 import { invoicesClient, type InvoicesClient } from '../invoices/support.ts';
 
@@ -160,6 +161,8 @@ describe('API strictness: the adversarial test’s wrong answers', function () {
   describe('unauthenticated requests (last: the address stays blocked for a minute)', () => {
     it('requests without a valid key are rate-limited per client address (429 + Retry-After), valid keys of others are not counted; a key already at work passes', async () => {
       // The server allows 20 per minute per address here (UNAUTHENTICATED_REQUESTS_PER_MINUTE).
+      const known = await createKey(server.database.db, { accountId: api.tenant.accountId, organizationId: api.tenant.organizationId });
+      expect((await call(`${server.url}/invoices`, known.secret)).status).to.equal(200);
       const statuses: number[] = [];
       for (let i = 0; i < 20; i++) {
         const secret = i % 2 ? `svc_test_${'x'.repeat(43)}` : null;
@@ -176,6 +179,10 @@ describe('API strictness: the adversarial test’s wrong answers', function () {
       expect((await call(`${server.url}/invoices`, api.secret)).status).to.equal(200);
       const fresh = await createKey(server.database.db, { accountId: api.tenant.accountId, organizationId: api.tenant.organizationId });
       expect((await call(`${server.url}/invoices`, fresh.secret)).status).to.equal(429);
+      // A known key revoked since gets its 401 once, then waits like any other: no query per request.
+      await revokeKey(server.database.db, known.id);
+      expect((await call(`${server.url}/invoices`, known.secret)).status).to.equal(401);
+      expect((await call(`${server.url}/invoices`, known.secret)).status).to.equal(429);
     });
   });
 });

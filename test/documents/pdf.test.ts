@@ -143,6 +143,14 @@ describe('documents: PDF', function () {
     });
   });
 
+  it('prints text as written even when it came with a bidirectional override (refused by the API, not by every way in)', async () => {
+    const base = makeSource({ lines: LINES, seller: { legal_name: 'Atlas \u202eevil #4 SARL' } });
+    const source = { ...base, invoice: { ...base.invoice, notes: 'Note \u202devil #4' } };
+    const text = (await pdfPages(await renderPdf(printer, source, 'fr'))).join('\n');
+    expect(text).to.include('Atlas evil #4 SARL').and.include('Note evil #4');
+    expect(text).not.to.match(/[\u202d\u202e]|4# live/);
+  });
+
   it('marks a void invoice VOID and a paid one PAID with its date, in each language', async () => {
     const voidFr = (await pdfPages(await renderPdf(printer, sample('void'), 'fr'), { raw: true })).join(' ');
     expect(voidFr).to.include('ANNULÉE').and.include('Facture annulée le 25/11/2026');

@@ -175,6 +175,10 @@ describe('invoices API: lifecycle', () => {
     expect(f1.body.data.invoice_number).to.equal('INV-2026-000001');
     const f3 = await api.action(id, 'finalize', undefined, { 'idempotency-key': 'fin-1' });
     expect(f3.body).to.deep.equal(f1.body);
+    // The id in upper case names the same invoice, so the same request: a replay, not IDEMPOTENCY_KEY_REUSED.
+    const upper = await api.action(id.toUpperCase(), 'finalize', undefined, { 'idempotency-key': 'fin-1' });
+    expect(upper.headers.get('idempotent-replayed')).to.equal('true');
+    expect(upper.body).to.deep.equal(f1.body);
     expect((await api.events(id)).body.data).to.have.length(3);
   });
 });

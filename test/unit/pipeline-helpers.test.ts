@@ -7,6 +7,7 @@ import { ALL_SCOPES, bundleScopes, parseScopes } from '../../src/accounts/scopes
 import { parseIfMatch } from '../../src/api/pipeline/context.ts';
 import { closeObjects } from '../../src/api/pipeline/schema.ts';
 import { fieldErrors } from '../../src/api/pipeline/validate.ts';
+import { UnauthenticatedLimiter } from '../../src/api/pipeline/unauthenticated.ts';
 
 const Ajv2020 = _Ajv2020 as unknown as typeof _Ajv2020.default;
 
@@ -100,5 +101,27 @@ describe('pipeline helpers', () => {
     expect(fieldErrors(validate.errors!, 'body')).to.deep.equal([{ field: 'items', message: 'is required' }]);
     validate([]);
     expect(fieldErrors(validate.errors!, 'body')).to.deep.equal([{ field: 'body', message: 'must be an object' }]);
+  });
+  it('the address limiter: a known key passes a blocked address for 10 minutes, and no more once it failed', () => {
+    const limiter = new UnauthenticatedLimiter(2);
+    const secret = `svc_test_${'k'.repeat(43)}`;
+    const req = (key: string | null) => ({ ip: '203.0.113.7', headers: key ? { authorization: `Bearer ${key}` } : {}, rawHeaders: key ? ['Authorization', `Bearer ${key}`] : [] }) as any;
+    const res = { setHeader() {} } as any;
+    const t0 = Date.UTC(2026, 10, 28, 12);
+    limiter.succeeded(hashSecret(secret), t0);
+    limiter.failed(req(null), t0);
+    limiter.failed(req(`svc_test_${'x'.repeat(43)}`), t0);
+    expect(() => limiter.check(req(null), res, t0 + 1000)).to.throw('Too many requests');
+    expect(() => limiter.check(req(secret), res, t0 + 1000)).not.to.throw();
+    expect(() => limiter.check(req(`svc_test_${'y'.repeat(43)}`), res, t0 + 1000)).to.throw('Too many requests');
+    // Ten minutes after its last success it is a stranger again (the address is blocked anew here).
+    limiter.failed(req(null), t0 + 10 * 60_000);
+    limiter.failed(req(null), t0 + 10 * 60_000);
+    expect(() => limiter.check(req(secret), res, t0 + 10 * 60_000 + 1)).to.throw('Too many requests');
+    // A key that fails (revoked since) is forgotten at once.
+    limiter.succeeded(hashSecret(secret), t0 + 10 * 60_000 + 2);
+    expect(() => limiter.check(req(secret), res, t0 + 10 * 60_000 + 3)).not.to.throw();
+    limiter.failed(req(secret), t0 + 10 * 60_000 + 3);
+    expect(() => limiter.check(req(secret), res, t0 + 10 * 60_000 + 4)).to.throw('Too many requests');
   });
 });

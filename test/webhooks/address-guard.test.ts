@@ -63,6 +63,7 @@ describe('webhooks: address guard', () => {
     ['https://93.184.216.34:0/hook', /port 0/],
     [`https://hooks.example.com/${'a'.repeat(2048 - 'https://hooks.example.com/'.length)}`, null],
     [`https://hooks.example.com/${'a'.repeat(2049 - 'https://hooks.example.com/'.length)}`, /at most 2048 characters/],
+    [`https://hooks.example.com/${'é'.repeat(400)}`, /at most 2048 characters once encoded/],
   ];
   for (const [url, error] of urls) {
     it(`configuration: ${url.length > 100 ? `${url.slice(0, 40)}... (${url.length} characters)` : url} ${error ? 'refused' : 'accepted'}`, async () => {

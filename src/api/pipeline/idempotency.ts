@@ -50,8 +50,12 @@ export function idempotencyKeyOf(req: Request): string | null {
 }
 
 export function fingerprint(req: Request, organizationId: string | null): string {
+  // The path in lower case: routes match their own segments case-sensitively, so only its ids can differ
+  // in case, and an id names one resource however it is written (src/api/pipeline/validate.ts).
+  const query = req.originalUrl.indexOf('?');
+  const url = query < 0 ? req.originalUrl.toLowerCase() : `${req.originalUrl.slice(0, query).toLowerCase()}${req.originalUrl.slice(query)}`;
   return createHash('sha256')
-    .update(`${req.method}\n${req.originalUrl}\n${organizationId ?? ''}\n`)
+    .update(`${req.method}\n${url}\n${organizationId ?? ''}\n`)
     .update(rawBody(req))
     .digest('hex');
 }

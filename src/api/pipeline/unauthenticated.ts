@@ -3,11 +3,11 @@
  * rate-limited per client address, so key guessing and floods of bad
  * requests cost the attacker, not the database (docs/api-pipeline.md).
  *
- * - Counted in memory, per process: a refused request costs no query, which
- *   is the point (a PostgreSQL counter would make every guess a write).
- *   Several API processes each allow the limit.
+ * - Counted in memory, per process: a request refused over the limit costs
+ *   no query, which is the point (a PostgreSQL counter would make every guess
+ *   a write). Several API processes each allow the limit.
  * - Fixed one-minute window per address, opened by its first 401. Only
- *   failures count: a client with a valid key is never slowed by this.
+ *   failures count: a client with a valid key never adds to it.
  * - Over the limit, every request from that address is refused with 429
  *   `RATE_LIMIT_EXCEEDED` and `Retry-After` before its key is looked up (a
  *   guess must not reach the database), until the window closes, except a
@@ -30,6 +30,15 @@ const MAX_ADDRESSES = 100_000;
 /** How long a key that authenticated passes a blocked address, and how many such keys are remembered (the oldest go). */
 const KNOWN_FOR_MS = 10 * 60_000;
 const MAX_KNOWN = 100_000;
+
+/** The request's bearer secret, or null when it sends none (or several, or a malformed header). */
+function secretOf(req: Request): string | null {
+  try {
+    return bearerToken(req);
+  } catch {
+    return null;
+  }
+}
 
 export class UnauthenticatedLimiter {
   private readonly windows = new Map<string, { failures: number; closesAt: number }>();
@@ -65,18 +74,15 @@ export class UnauthenticatedLimiter {
   }
 
   private isKnown(req: Request, now: number): boolean {
-    let secret: string;
-    try {
-      secret = bearerToken(req);
-    } catch {
-      return false;
-    }
-    return (this.known.get(hashSecret(secret)) ?? 0) > now;
+    const secret = secretOf(req);
+    return secret !== null && (this.known.get(hashSecret(secret)) ?? 0) > now;
   }
 
-  /** Counts a request that failed authentication. */
+  /** Counts a request that failed authentication; its key, if it was known (revoked since), passes no more. */
   failed(req: Request, now = Date.now()): void {
     if (this.perMinute <= 0) return;
+    const secret = secretOf(req);
+    if (secret !== null) this.known.delete(hashSecret(secret));
     const address = this.address(req);
     const w = this.windows.get(address);
     if (w && w.closesAt > now) {

@@ -49,7 +49,7 @@ export function deliveryPages(router: Router, rt: Runtime): void {
       else errors.push({ field: 'from', message: 'must be a date (YYYY-MM-DD)' });
     }
     if (values.to) {
-      if (validDate(values.to)) filter.to = `${values.to}T23:59:59.999Z`;
+      if (validDate(values.to)) filter.to = `${values.to}T23:59:59.999999Z`; // created_at is to the microsecond
       else errors.push({ field: 'to', message: 'must be a date (YYYY-MM-DD)' });
     }
     const before = q(req, 'before');

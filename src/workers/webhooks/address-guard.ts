@@ -52,13 +52,13 @@ export function assertAllowed(host: string, addresses: readonly ResolvedAddress[
   }
 }
 
+/** The longest endpoint URL taken: listings and delivery pages show it whole, and common servers refuse longer request lines. */
+export const MAX_ENDPOINT_URL_LENGTH = 2048;
+
 /**
  * The configuration-time check of an endpoint URL; returns it normalized.
  * Throws AddressNotAllowedError (or TypeError-free messages) for the operator.
  */
-/** The longest endpoint URL taken: listings and delivery pages show it whole, and common servers refuse longer request lines. */
-export const MAX_ENDPOINT_URL_LENGTH = 2048;
-
 export async function checkEndpointUrl(raw: string, options: { allowInsecure: boolean; resolve?: Resolver }): Promise<string> {
   if (raw.length > MAX_ENDPOINT_URL_LENGTH) throw new AddressNotAllowedError(`the URL must be at most ${MAX_ENDPOINT_URL_LENGTH} characters`);
   let url: URL;
@@ -69,6 +69,8 @@ export async function checkEndpointUrl(raw: string, options: { allowInsecure: bo
   }
   if (url.username || url.password) throw new AddressNotAllowedError('the URL must not embed credentials (listings would show them)');
   if (url.port === '0') throw new AddressNotAllowedError('port 0 cannot be connected to');
+  // As stored: the parser percent-encodes what it must (an "é" becomes six characters).
+  if (url.toString().length > MAX_ENDPOINT_URL_LENGTH) throw new AddressNotAllowedError(`the URL must be at most ${MAX_ENDPOINT_URL_LENGTH} characters once encoded`);
   if (options.allowInsecure) {
     if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new AddressNotAllowedError('the URL must be http:// or https://');
     return url.toString();

@@ -64,7 +64,7 @@ const SELECT = sql`
   left join lateral (select status_code, error from webhook_attempts where delivery_id = d.id order by id desc limit 1) a on true`;
 
 export async function listDeliveries(db: Kysely<Database>, organizationId: string, status?: string, limit = 100): Promise<DeliveryView[]> {
-  return searchDeliveries(db, organizationId, { status, limit });
+  return (await searchDeliveries(db, organizationId, { status, limit })).map(({ cursor: _cursor, ...view }) => view);
 }
 
 export interface DeliveryFilter {
@@ -79,10 +79,10 @@ export interface DeliveryFilter {
   limit?: number;
 }
 
-/** An organization's deliveries matching `f`, newest first. */
 /** A delivery found by searchDeliveries, with its place for the next page's `before`. */
 export type FoundDelivery = DeliveryView & { cursor: { createdAt: string; id: string } };
 
+/** An organization's deliveries matching `f`, newest first. */
 export async function searchDeliveries(db: Kysely<Database>, organizationId: string, f: DeliveryFilter): Promise<FoundDelivery[]> {
   if (f.status !== undefined && !(DELIVERY_STATUSES as readonly string[]).includes(f.status)) {
     throw new DomainError('VALIDATION_ERROR', `status "${f.status}" is not one of ${DELIVERY_STATUSES.join(', ')}`);
