@@ -46,6 +46,9 @@ export function charCount(text: string): number {
  * Reads one text field. Returns undefined when absent, null for "no value"
  * (null, or blank when optional: a cleared form field), else the text.
  */
+/** Nothing a reader would see: white space and format characters only (a zero-width space, a direction mark, a BOM). */
+const INVISIBLE = /^[\s\p{Cf}]*$/u;
+
 export function readText(errors: FieldErrors, field: string, value: unknown, rule: TextRule): string | null | undefined {
   if (value === undefined || value === null) {
     if (rule.required) errors.add(field, 'is required');
@@ -56,7 +59,7 @@ export function readText(errors: FieldErrors, field: string, value: unknown, rul
     return undefined;
   }
   const text = rule.keepWhitespace ? value : value.trim();
-  if (text.trim() === '') {
+  if (INVISIBLE.test(text)) {
     if (rule.required) errors.add(field, 'must not be empty');
     return null;
   }

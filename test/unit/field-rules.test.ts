@@ -41,11 +41,17 @@ describe('field rules', () => {
     readText(errors, 'f', '  ', { required: true, max: 5 });
     readText(errors, 'g', 7, { max: 5 });
     readText(errors, 'h', 'toolong', { max: 5 });
+    // Nothing a reader would see is empty too: a zero-width space, a direction mark, a BOM.
+    readText(errors, 'i', '\u200b', { required: true, max: 5 });
+    readText(errors, 'j', ' \u200f\ufeff ', { required: true, max: 5 });
     expect(errors.fields).to.deep.equal([
       { field: 'e', message: 'is required' },
       { field: 'f', message: 'must not be empty' },
       { field: 'g', message: 'must be a string' },
       { field: 'h', message: 'must be at most 5 characters' },
+      { field: 'i', message: 'must not be empty' },
+      { field: 'j', message: 'must not be empty' },
     ]);
+    expect(readText(new FieldErrors(), 'k', '\u200fنص', { max: 5 })).to.equal('\u200fنص');
   });
 });
