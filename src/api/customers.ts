@@ -96,11 +96,11 @@ export const customerRoutes: RouteSpec[] = [
     audience: 'organization',
     body: updateCustomerBody,
     check: (ctx, body) =>
-      withTakenClaims(ctx, fieldErrorsOf(() => validateCustomerPatch(asRecord(body))), iceClaims(ctx.organizationId!, wellFormedIce(asRecord(body).ice)), ctx.params.id?.toLowerCase() ?? null),
+      withTakenClaims(ctx, fieldErrorsOf(() => validateCustomerPatch(asRecord(body))), iceClaims(ctx.organizationId!, wellFormedIce(asRecord(body).ice)), ctx.params.id ?? null),
     response: customerSchema,
     errors: ['VERSION_CONFLICT'],
     async handler(ctx, { params, body }) {
-      return answer(ctx, await updateCustomer(write(ctx), params.id.toLowerCase(), body));
+      return answer(ctx, await updateCustomer(write(ctx), params.id, body));
     },
   },
   {
@@ -114,7 +114,7 @@ export const customerRoutes: RouteSpec[] = [
     response: customerSchema,
     errors: ['ALREADY_ARCHIVED', 'VERSION_CONFLICT'],
     async handler(ctx, { params }) {
-      return answer(ctx, await archiveCustomer(write(ctx), params.id.toLowerCase()));
+      return answer(ctx, await archiveCustomer(write(ctx), params.id));
     },
   },
 ];

@@ -29,7 +29,7 @@ export const documentRoutes: RouteSpec[] = [
     produces: 'application/pdf',
     errors: ['PDF_NOT_AVAILABLE', 'PDF_RENDERER_UNAVAILABLE'],
     async handler(ctx, { params, query }: { params: Record<string, string>; query: { locale: DocumentLocale } }) {
-      const file = await documentsFor(ctx.rt).pdf(organizationOf(ctx), params.id.toLowerCase(), query.locale);
+      const file = await documentsFor(ctx.rt).pdf(organizationOf(ctx), params.id, query.locale);
       return { file: { contentType: 'application/pdf', ...file } };
     },
   },
@@ -44,7 +44,7 @@ export const documentRoutes: RouteSpec[] = [
     produces: 'application/xml',
     errors: ['XML_NOT_AVAILABLE'],
     async handler(ctx, { params }) {
-      const file = await documentsFor(ctx.rt).xml(organizationOf(ctx), params.id.toLowerCase());
+      const file = await documentsFor(ctx.rt).xml(organizationOf(ctx), params.id);
       return { file: { contentType: 'application/xml; charset=utf-8', ...file } };
     },
   },

@@ -122,19 +122,19 @@ export const invoiceRoutes: RouteSpec[] = [
     check: (ctx, body) => invoiceBodyErrors(ctx, body, 'update'),
     errors: ['INVOICE_NOT_EDITABLE', 'VERSION_CONFLICT'],
     async handler(ctx, { params, body }) {
-      return answer(ctx, await updateInvoice(write(ctx), params.id.toLowerCase(), body));
+      return answer(ctx, await updateInvoice(write(ctx), params.id, body));
     },
   },
   {
     ...action('finalizeInvoice', '/invoices/:id/finalize', 'Finalize a draft: assigns the official number and locks it', 'invoices:finalize', ['INVOICE_NOT_DRAFT']),
     async handler(ctx, { params }) {
-      return answer(ctx, await finalizeInvoice(write(ctx), params.id.toLowerCase()));
+      return answer(ctx, await finalizeInvoice(write(ctx), params.id));
     },
   },
   {
     ...action('sendInvoice', '/invoices/:id/send', 'Record a finalized invoice as sent', 'invoices:write', ['INVALID_STATUS_TRANSITION']),
     async handler(ctx, { params }) {
-      return answer(ctx, await sendInvoice(write(ctx), params.id.toLowerCase()));
+      return answer(ctx, await sendInvoice(write(ctx), params.id));
     },
   },
   {
@@ -142,7 +142,7 @@ export const invoiceRoutes: RouteSpec[] = [
     body: schemas.payInvoiceBody,
     check: (_ctx, body) => fieldErrorsOf(() => readPayment(asRecord(body), new Date().toISOString())),
     async handler(ctx, { params, body }) {
-      return answer(ctx, await payInvoice(write(ctx), params.id.toLowerCase(), body ?? {}));
+      return answer(ctx, await payInvoice(write(ctx), params.id, body ?? {}));
     },
   },
   {
@@ -150,7 +150,7 @@ export const invoiceRoutes: RouteSpec[] = [
     body: schemas.voidInvoiceBody,
     check: (_ctx, body) => fieldErrorsOf(() => readVoidReason(asRecord(body).reason)),
     async handler(ctx, { params, body }) {
-      return answer(ctx, await voidInvoice(write(ctx), params.id.toLowerCase(), body.reason));
+      return answer(ctx, await voidInvoice(write(ctx), params.id, body.reason));
     },
   },
   {
@@ -162,7 +162,7 @@ export const invoiceRoutes: RouteSpec[] = [
     scope: 'invoices:read',
     response: { type: 'array', items: schemas.invoiceEventSchema },
     async handler(ctx, { params }) {
-      const { recorded, revision } = await loadInvoice(ctx.rt.store, organizationOf(ctx), params.id.toLowerCase());
+      const { recorded, revision } = await loadInvoice(ctx.rt.store, organizationOf(ctx), params.id);
       return { data: invoiceHistory(recorded), version: revision };
     },
   },

@@ -233,7 +233,7 @@ export const scheduleRoutes: RouteSpec[] = [
     async handler(ctx, { params }) {
       const result = await deleteSchedule(write(ctx), params.id);
       if (result.position !== null && !ctx.rt.inline?.answered(result.position, ['schedules'])) await ctx.rt.progress.waitFor(result.position, undefined, ['schedules']);
-      return { data: { id: params.id.toLowerCase(), deleted: true } };
+      return { data: { id: params.id, deleted: true } };
     },
   },
   {
