@@ -1,8 +1,8 @@
 /**
  * The express application: request id and access log (src/api/access-log.ts),
- * response compression, health endpoints and /metrics at the root, the web apps the composition root mounts (e.g. /dashboard, with
- * their own body parsing), the versioned API under /api/v1, and the single
- * error renderer.
+ * response compression, health endpoints and /metrics at the root, the web
+ * apps the composition root mounts (e.g. /dashboard, with their own body
+ * parsing), the versioned API under /api/v1, and the single error renderer.
  */
 import compression from 'compression';
 import express, { type Express, type Router } from 'express';

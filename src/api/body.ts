@@ -1,8 +1,9 @@
 /**
  * Request bodies of /api/v1 are read raw (limit 1 MiB, 413 beyond) before its
- * routes run (src/api/routes.ts), but only parsed as JSON at the validation step, after authentication, so
- * the order of checks is the contract's (docs/api-decisions.md "Keys, plans and quotas"). The raw bytes
- * stay available for the Idempotency-Key fingerprint.
+ * routes run (src/api/routes.ts), but only parsed as JSON at the validation
+ * step, after authentication, so the order of checks is the contract's
+ * (docs/api-decisions.md "Keys, plans and quotas"). The raw bytes stay
+ * available for the Idempotency-Key fingerprint.
  */
 import type { Request } from 'express';
 import { Decimal } from '../shared/money.ts';

@@ -8,7 +8,7 @@
  */
 import { businessToday } from '../commands/schedule/calendar.ts';
 import { generateOccurrence } from '../commands/schedule/generate.ts';
-import { dueDateOf, patchSchedule, readResumeDate } from '../commands/schedule/decider.ts';
+import { canGenerate, canResume, canUpdate, dueDateOf, patchSchedule, readResumeDate } from '../commands/schedule/decider.ts';
 import {
   createSchedule,
   deleteSchedule,
@@ -131,7 +131,7 @@ async function schedulePatchErrors(ctx: BodyCheckContext, body: unknown) {
   const patch = asRecord(body);
   const current = await storedSchedule(ctx);
   // Only where the command would judge them: a completed or cancelled schedule answers INVALID_STATE to any PUT.
-  if (current && (current.status === 'active' || current.status === 'paused')) return fieldErrorsOf(() => patchSchedule(current, patch));
+  if (current && canUpdate(current)) return fieldErrorsOf(() => patchSchedule(current, patch));
   const errors = new FieldErrors();
   fieldErrorsOf(() => validateSchedulePatch(patch, errors));
   return errors.fields;
@@ -141,14 +141,14 @@ async function schedulePatchErrors(ctx: BodyCheckContext, body: unknown) {
 async function generateErrors(ctx: BodyCheckContext, body: unknown) {
   const issueDate = asRecord(body).issue_date;
   const schedule = isCalendarDate(issueDate) ? await storedSchedule(ctx) : null;
-  return schedule?.status === 'active' ? fieldErrorsOf(() => dueDateOf(schedule, issueDate)) : []; // else INVALID_STATE
+  return schedule && canGenerate(schedule) ? fieldErrorsOf(() => dueDateOf(schedule, issueDate)) : []; // else INVALID_STATE
 }
 
 /** Resume's rules on its next_run_date, against the stored schedule (RouteSpec.check); without a date it reads none. */
 async function resumeErrors(ctx: BodyCheckContext, body: unknown) {
   const date = asRecord(body).next_run_date;
   const schedule = isCalendarDate(date) ? await storedSchedule(ctx) : null; // a date the schema refuses is its own error
-  return schedule?.status === 'paused' ? fieldErrorsOf(() => readResumeDate(schedule, date, today())) : []; // else INVALID_STATE
+  return schedule && canResume(schedule) ? fieldErrorsOf(() => readResumeDate(schedule, date, today())) : []; // else INVALID_STATE
 }
 
 export const scheduleRoutes: RouteSpec[] = [

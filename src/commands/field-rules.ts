@@ -42,12 +42,13 @@ export function charCount(text: string): number {
   return [...text].length;
 }
 
+/** Nothing a reader would see: white space and format characters only (a zero-width space, a direction mark, a BOM). */
+const INVISIBLE = /^[\s\p{Cf}]*$/u;
+
 /**
  * Reads one text field. Returns undefined when absent, null for "no value"
  * (null, or blank when optional: a cleared form field), else the text.
  */
-/** Nothing a reader would see: white space and format characters only (a zero-width space, a direction mark, a BOM). */
-const INVISIBLE = /^[\s\p{Cf}]*$/u;
 
 export function readText(errors: FieldErrors, field: string, value: unknown, rule: TextRule): string | null | undefined {
   if (value === undefined || value === null) {

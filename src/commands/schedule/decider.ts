@@ -58,6 +58,14 @@ function invalidState(status: ScheduleStatus, action: string): DomainError {
   return new DomainError('INVALID_STATE', `A ${status} schedule cannot be ${action}.`, { status });
 }
 
+/**
+ * The states each action needs (else INVALID_STATE). The routes' checks of a refused body ask them too: a rule
+ * on the stored schedule is only said where the command would judge it.
+ */
+export const canUpdate = (s: Schedule): boolean => s.status === 'active' || s.status === 'paused';
+export const canResume = (s: Schedule): boolean => s.status === 'paused';
+export const canGenerate = (s: Schedule): boolean => s.status === 'active';
+
 /** next_run_date as shown: the next occurrence while active, else null. */
 function withNextRun(s: Schedule): Schedule {
   return { ...s, next_run_date: s.status === 'active' ? (nextOccurrence(s)?.run_date ?? null) : null };
@@ -174,7 +182,7 @@ function decideSchedule(command: ScheduleCommand, state: ScheduleState): Schedul
 
 /** PUT: active or paused only. */
 function decideUpdate(current: Schedule, patch: SchedulePatch): ScheduleEvent[] {
-  if (current.status !== 'active' && current.status !== 'paused') throw invalidState(current.status, 'updated');
+  if (!canUpdate(current)) throw invalidState(current.status, 'updated');
   const next = patchSchedule(current, patch);
   const before = publicSchedule(current);
   const after = publicSchedule(withNextRun(next));
@@ -219,8 +227,9 @@ export function patchSchedule(current: Schedule, patch: SchedulePatch): Schedule
   else if (calendarChanged && placed && values.end_date === undefined && next.end_date !== null && next.end_date < nextRun) {
     // The calendar sent moves the next run past the end date kept: that would complete the schedule silently.
     // Said on a field sent that has no error of its own (one message per field: another would hide this one).
-    const moved = (['frequency', 'interval_count', 'day_of_month', 'day_of_week'] as const).find((f) => values[f] !== undefined && !errors.has(f))!;
-    errors.add(moved, `moves the next run date to ${nextRun}, after end_date (${next.end_date}); change end_date too`);
+    // A wrong-family day field (refused above) never moves a run, so a field sent without an error of its own is there.
+    const moved = (['frequency', 'interval_count', 'day_of_month', 'day_of_week'] as const).find((f) => values[f] !== undefined && !errors.has(f));
+    if (moved) errors.add(moved, `moves the next run date to ${nextRun}, after end_date (${next.end_date}); change end_date too`);
   }
   if (values.max_occurrences != null && values.max_occurrences <= current.occurrences) {
     errors.add('max_occurrences', `must be greater than the ${current.occurrences} invoices already generated`);
@@ -232,7 +241,7 @@ export function patchSchedule(current: Schedule, patch: SchedulePatch): Schedule
 
 /** Resume: with a date, re-anchor there; without, continue from the next lattice date on or after today. */
 function decideResume(current: Schedule, date: string | null, today: string): ScheduleEvent[] {
-  if (current.status !== 'paused') throw invalidState(current.status, 'resumed');
+  if (!canResume(current)) throw invalidState(current.status, 'resumed');
   const resumed: Schedule = { ...current, status: 'active', pending_failure: null };
   if (date === null) {
     const seq = seqOnOrAfter(resumed, today);
@@ -283,7 +292,7 @@ export interface PlannedOccurrence {
 export function planOccurrence(state: ScheduleState, customer: InvoiceCustomer | null, issueDate?: string): PlannedOccurrence {
   const s = state.schedule;
   if (!s) throw notFound('Recurring schedule');
-  if (s.status !== 'active') throw invalidState(s.status, 'generated');
+  if (!canGenerate(s)) throw invalidState(s.status, 'generated');
   if (!customer || customer.status !== 'active') {
     throw new DomainError('CUSTOMER_INACTIVE', `The customer of this schedule is ${customer?.status ?? 'gone'}: no invoice can be generated for it.`);
   }

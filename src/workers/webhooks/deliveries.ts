@@ -45,7 +45,6 @@ function view(r: any): DeliveryView {
     last_attempt_at: iso(r.last_attempt_at),
     created_at: iso(r.created_at)!,
     claim_token: undefined,
-    cursor_at: undefined,
   };
 }
 
@@ -54,11 +53,12 @@ function view(r: any): DeliveryView {
  * millisecond, and the deliveries one transaction creates share their microseconds, so a cursor cut to the
  * millisecond skipped the rest of a page boundary's transaction.
  */
-const CURSOR_AT = `to_char(d.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+const CURSOR_AT = sql`, to_char(d.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as cursor_at`;
 
-const SELECT = sql`
+/** The deliveries' select, with `extra` columns (a leading comma each). */
+const selectDeliveries = (extra = sql``) => sql`
   select d.id, d.endpoint_id, d.organization_id, d.event_id, d.event_type, d.test, d.status, d.attempt_count,
-         d.next_attempt_at, d.last_attempt_at, d.created_at, d.claim_token, ${sql.raw(CURSOR_AT)} as cursor_at,
+         d.next_attempt_at, d.last_attempt_at, d.created_at, d.claim_token${extra},
          a.status_code as last_status_code, a.error as last_error
   from webhook_deliveries d
   left join lateral (select status_code, error from webhook_attempts where delivery_id = d.id order by id desc limit 1) a on true`;
@@ -95,10 +95,10 @@ export async function searchDeliveries(db: Kysely<Database>, organizationId: str
   if (f.from) conditions.push(sql`d.created_at >= ${f.from}::timestamptz`);
   if (f.to) conditions.push(sql`d.created_at <= ${f.to}::timestamptz`);
   if (f.before) conditions.push(sql`(d.created_at, d.id) < (${f.before.createdAt}::timestamptz, ${checkId(f.before.id, 'delivery')})`);
-  const { rows } = await sql<any>`${SELECT}
+  const { rows } = await sql<any>`${selectDeliveries(CURSOR_AT)}
     where ${sql.join(conditions, sql` and `)}
     order by d.created_at desc, d.id desc limit ${f.limit ?? 100}`.execute(db);
-  return rows.map((r) => ({ ...view(r), cursor: { createdAt: r.cursor_at as string, id: r.id as string } }));
+  return rows.map(({ cursor_at, ...r }) => ({ ...view(r), cursor: { createdAt: cursor_at as string, id: r.id as string } }));
 }
 
 /** A cursor's instant as CURSOR_AT writes it, and one PostgreSQL reads (a real day, a year from 1). */
@@ -130,7 +130,7 @@ export async function listAttempts(db: Kysely<Database>, deliveryId: string): Pr
 }
 
 export async function getDelivery(db: Kysely<Database>, id: string): Promise<DeliveryView> {
-  const { rows } = await sql`${SELECT} where d.id = ${checkId(id, 'delivery')}`.execute(db);
+  const { rows } = await sql`${selectDeliveries()} where d.id = ${checkId(id, 'delivery')}`.execute(db);
   if (rows.length === 0) throw new DomainError('NOT_FOUND', `delivery ${id} not found`);
   return view(rows[0]);
 }
