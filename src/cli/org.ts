@@ -1,5 +1,5 @@
 /**
- * `org create`, `org update`, `org show`, `org list` (docs/operations.md "Admin CLI"). The same
+ * `org create`, `org update`, `org show`, `org list`, `org release-ice` (docs/operations.md "Admin CLI"). The same
  * command handlers as the API (same rules, ICE reservations, entity cap), run
  * as the operator ('system'). A command returns once the read model shows
  * its change, so `key create --org ID` can follow at once, server running or not.
@@ -12,6 +12,7 @@ import type { OrganizationPatch } from '../commands/organization/commands.ts';
 import {
   changeOrganizationApiAccess,
   provisionOrganization,
+  releaseFormerIce,
   updateOrganizationProfile,
   type OrganizationResult,
   type OrganizationWrite,
@@ -20,7 +21,8 @@ import { catchUpProjections } from '../projections/catch-up.ts';
 import { getOrganization, rowToOrganization } from '../queries/organizations.ts';
 import type { Organization } from '../commands/organization/events.ts';
 import type { Runtime } from '../runtime.ts';
-import { fields, print, requireAccount, requireOrganization, table, UsageError, withJson, type Open, type OutputOptions } from './shared.ts';
+import { wellFormedIce } from '../commands/field-rules.ts';
+import { BadInputError, CommandFailed, fields, print, requireAccount, requireOrganization, table, UsageError, withJson, type Open, type OutputOptions } from './shared.ts';
 
 interface ProfileOptions {
   legalName?: string;
@@ -165,5 +167,17 @@ export function register(program: Command, open: Open): void {
           ? 'No organizations.'
           : table(['ID', 'ACCOUNT', 'LEGAL NAME', 'ICE', 'API', 'ARCHIVED', 'CREATED'], views.map((v) => [v.id, v.account_id, v.legal_name, v.ice, v.api_enabled ? 'enabled' : 'disabled', v.archived, v.created_at])),
       );
+    });
+
+  withJson(org.command('release-ice').argument('<ice>', 'the ICE, 15 digits'))
+    .description('free an ICE its organization named once and names no more (one entered by mistake), so the entity it identifies can use it')
+    .action(async (ice: string, opts: OutputOptions) => {
+      const value = wellFormedIce(ice);
+      if (value === null) throw new BadInputError(`"${ice}" is not an ICE (15 digits)`);
+      const rt = await open();
+      const result = await releaseFormerIce(rt.store, value, systemMetadata());
+      if (result.outcome === 'not_reserved') throw new CommandFailed(`ICE ${value} is not reserved: any organization can take it`, 'NOT_RESERVED');
+      if (result.outcome === 'in_use') throw new CommandFailed(`ICE ${value} is the ICE of organization ${result.owner} now: change it there first`, 'ICE_IN_USE');
+      print(opts, { ice: value, released_from: result.owner }, () => `ICE ${value} released from organization ${result.owner}`);
     });
 }

@@ -75,7 +75,7 @@ describe('API /organization', function () {
     expect((await call(url(), org.key.secret)).body.data.phone).to.equal('1');
   });
 
-  it('an ICE used by another organization (another account) is "already used"; a changed ICE frees the old one', async function () {
+  it('an ICE used by another organization (another account) is "already used"; an ICE once named is never reused by another', async function () {
     const other = await newOrganization(server, { body: { ice: randomIce() } });
     const mine = (await call(url(), org.key.secret)).body.data.ice;
     const theirs = (await call(url(), other.key.secret)).body.data.ice;
@@ -92,19 +92,23 @@ describe('API /organization', function () {
 
     const fresh = randomIce();
     expect((await patch({ ice: fresh })).body.data.ice).to.equal(fresh);
-    // The old value is free again: another organization may take it, and nobody can take the new one.
-    const res = await patch({ ice: mine }, {}, other.key.secret);
-    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    // "The ICE identifies exactly one legal entity on the whole platform and cannot be reused, even by another
+    // account": the old value stays this organization's, whether another organization asks for it or a new one.
+    expect(expectError(await patch({ ice: mine }, {}, other.key.secret), 400, 'VALIDATION_ERROR').details.fields).to.deep.equal([{ field: 'ice', message: 'already used' }]);
+    expectError(await provision(server, other, { ice: mine }), 400, 'VALIDATION_ERROR');
     expectError(await provision(server, other, { ice: fresh }), 400, 'VALIDATION_ERROR');
-    expect((await provision(server, other, { ice: theirs })).status).to.equal(201);
+    // Its own former ICE it may name again.
+    expect((await patch({ ice: mine })).body.data.ice).to.equal(mine);
+    expect((await patch({ ice: fresh })).body.data.ice).to.equal(fresh);
   });
 
-  it('clearing the ICE frees it; setting the same ICE again is a no-op', async function () {
+  it('clearing the ICE keeps it reserved; setting the same ICE again is a no-op', async function () {
     const mine = (await call(url(), org.key.secret)).body.data.ice;
     expect((await patch({ ice: mine })).headers.get('etag')).to.equal('"0"');
     expect((await patch({ ice: null })).body.data.ice).to.equal(null);
-    const other = await newOrganization(server, { body: { ice: mine } });
-    expect(other.organizationId).to.be.a('string');
+    const other = await newOrganization(server, { body: { ice: randomIce() } });
+    expectError(await provision(server, other, { ice: mine }), 400, 'VALIDATION_ERROR');
+    expect((await patch({ ice: mine })).body.data.ice).to.equal(mine);
   });
 
   it('an account key acts on its organization through X-Organization-Id', async function () {

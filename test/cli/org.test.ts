@@ -42,6 +42,30 @@ describe('admin CLI: org', function () {
     expect(duplicate.stderr).to.match(/already used/);
   });
 
+  it('release-ice frees an ICE its organization named once, never the one it names now', async function () {
+    const accountId = await createAccount(database.db, 'professional');
+    const [mistaken, right] = [randomIce(), randomIce()];
+    const org = JSON.parse((await admin('org', 'create', '--account', accountId, '--legal-name', 'Atlas SARL', '--ice', mistaken, '--json')).stdout);
+    const inUse = await admin('org', 'release-ice', mistaken, '--json');
+    expect(inUse.code, inUse.stderr).to.equal(1);
+    expect(JSON.parse(inUse.stderr).error).to.include({ code: 'ICE_IN_USE' });
+    expect((await admin('org', 'update', org.id, '--ice', right)).code).to.equal(0);
+    // Replaced, the ICE stays the organization's: nobody else can take it...
+    expect((await admin('org', 'create', '--account', accountId, '--legal-name', 'Rightful', '--ice', mistaken)).stderr).to.match(/already used/);
+    // ...until the operator frees it.
+    const released = await admin('org', 'release-ice', mistaken, '--json');
+    expect(released.code, released.stderr).to.equal(0);
+    expect(JSON.parse(released.stdout)).to.deep.equal({ ice: mistaken, released_from: org.id });
+    const rightful = await admin('org', 'create', '--account', accountId, '--legal-name', 'Rightful', '--ice', mistaken, '--json');
+    expect(rightful.code, rightful.stderr).to.equal(0);
+    const again = await admin('org', 'release-ice', randomIce());
+    expect(again.code).to.equal(1);
+    expect(again.stderr).to.match(/is not reserved/);
+    const bad = await admin('org', 'release-ice', '12345');
+    expect(bad.code).to.equal(2);
+    expect(bad.stderr).to.match(/not an ICE/);
+  });
+
   it('answers operator mistakes in one line', async function () {
     const cases: [string[], RegExp][] = [
       [['org', 'create', '--account', '0190b4a1-0000-7000-8000-000000000000', '--legal-name', 'X'], /account .* not found/],

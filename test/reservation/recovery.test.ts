@@ -3,10 +3,13 @@ import { v7 as uuid } from 'uuid';
 import {
   claim,
   intendRelease,
+  ORGANIZATION_ICE,
   readReservation,
   release,
   type ReservationScope,
 } from '../../src/commands/reservation/index.ts';
+import { provisionOrganization, releaseFormerIce, updateOrganizationProfile } from '../../src/commands/organization/handler.ts';
+import { organizationHolderChecks } from '../../src/commands/organization/holders.ts';
 import { createPostgresEventStore } from '../../src/eventstore/postgres.ts';
 import type { EventStore } from '../../src/eventstore/types.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
@@ -95,5 +98,56 @@ describe('reservation recovery', function () {
     await consume();
     await sweep(0);
     expect((await readReservation(store, unknown, value)).owner).to.equal(owner);
+  });
+});
+
+describe('organization ICEs: never given back, freed only by the operator', function () {
+  let database: TestDatabase;
+  let store: EventStore;
+  beforeEach(async function () {
+    database = await freshDatabase();
+    store = await createPostgresEventStore(database.pool);
+  });
+  afterEach(async function () {
+    await store.close();
+    await database.drop();
+  });
+
+  const write = () => ({ store, metadata: metadata({ actor: 'system' }) });
+  async function organizationWith(ice: string): Promise<string> {
+    const result = await provisionOrganization(write(), {
+      organization_id: uuid(), account_id: uuid(), entity_cap: 3, profile: { legal_name: 'Atlas Conseil SARL', ice },
+    });
+    return result.state.organization!.id;
+  }
+  const ownerOf = async (ice: string) => (await readReservation(store, ORGANIZATION_ICE, ice)).owner;
+
+  it('recovery keeps every ICE an organization named, and frees one it never named', async function () {
+    const [first, second, never] = [randomIce(), randomIce(), randomIce()];
+    const org = await organizationWith(first);
+    await updateOrganizationProfile(write(), org, { ice: second });
+    await updateOrganizationProfile(write(), org, { ice: null });
+    expect(await ownerOf(first)).to.equal(org);
+    expect(await ownerOf(second)).to.equal(org);
+    expect(await organizationHolderChecks.orgice(store, org, first, 'orgice')).to.equal(true);
+    expect(await organizationHolderChecks.orgice(store, org, second, 'orgice')).to.equal(true);
+    expect(await organizationHolderChecks.orgice(store, org, never, 'orgice')).to.equal(false);
+    expect(await organizationHolderChecks.orgice(store, uuid(), first, 'orgice')).to.equal(false);
+  });
+
+  it('the operator frees a former ICE, never the current one, and says when nothing is reserved', async function () {
+    const [mistaken, right, free] = [randomIce(), randomIce(), randomIce()];
+    const org = await organizationWith(mistaken);
+    expect(await releaseFormerIce(store, mistaken, metadata({ actor: 'system' }))).to.deep.equal({ outcome: 'in_use', owner: org });
+    expect(await ownerOf(mistaken)).to.equal(org);
+    await updateOrganizationProfile(write(), org, { ice: right });
+    expect(await releaseFormerIce(store, mistaken, metadata({ actor: 'system' }))).to.deep.equal({ outcome: 'released', owner: org });
+    expect(await ownerOf(mistaken)).to.equal(null);
+    expect(await ownerOf(right)).to.equal(org);
+    expect(await releaseFormerIce(store, free, metadata({ actor: 'system' }))).to.deep.equal({ outcome: 'not_reserved' });
+    // The entity the ICE identifies can now use it.
+    expect(await ownerOf(mistaken)).to.equal(null);
+    const rightful = await organizationWith(mistaken);
+    expect(await ownerOf(mistaken)).to.equal(rightful);
   });
 });

@@ -146,15 +146,21 @@ describe('organization decider', () => {
     const state = (...more: OrganizationCommand[]) => fold(organizationDecider, existing(...more));
 
     it('claims the ICE of a new organization, nothing when it has none', () => {
-      expect(iceChange(provision({ ice: ` ${ICE} ` }), organizationDecider.initialState)).to.deep.equal({ claim: ICE, release: null });
-      expect(iceChange(provision(), organizationDecider.initialState)).to.deep.equal({ claim: null, release: null });
+      expect(iceChange(provision({ ice: ` ${ICE} ` }), organizationDecider.initialState)).to.deep.equal({ claim: ICE });
+      expect(iceChange(provision(), organizationDecider.initialState)).to.deep.equal({ claim: null });
     });
 
-    it('claims the new ICE and releases the old one on change, nothing when unchanged or absent', () => {
-      expect(iceChange(update({ ice: OTHER_ICE }), state())).to.deep.equal({ claim: OTHER_ICE, release: ICE });
-      expect(iceChange(update({ ice: null }), state())).to.deep.equal({ claim: null, release: ICE });
-      expect(iceChange(update({ ice: ICE }), state())).to.deep.equal({ claim: null, release: null });
-      expect(iceChange(update({ phone: '1' }), state())).to.deep.equal({ claim: null, release: null });
+    it('claims the new ICE on change and gives nothing up; nothing when unchanged or absent', () => {
+      expect(iceChange(update({ ice: OTHER_ICE }), state())).to.deep.equal({ claim: OTHER_ICE });
+      expect(iceChange(update({ ice: null }), state())).to.deep.equal({ claim: null });
+      expect(iceChange(update({ ice: ICE }), state())).to.deep.equal({ claim: null });
+      expect(iceChange(update({ phone: '1' }), state())).to.deep.equal({ claim: null });
+    });
+
+    it('remembers every ICE the organization named, each once, in order (recovery keeps them reserved)', () => {
+      expect(state().ices).to.deep.equal([ICE]);
+      expect(state(update({ ice: OTHER_ICE }), update({ ice: null }), update({ ice: ICE }), update({ ice: OTHER_ICE })).ices).to.deep.equal([ICE, OTHER_ICE]);
+      expect(fold(organizationDecider, history(organizationDecider, provision())).ices).to.deep.equal([]);
     });
 
     it('refuses a malformed ICE before anything is reserved', () => {

@@ -5,6 +5,8 @@
  * frozen: its profile cannot change until it is restored. ICE uniqueness and
  * the entity cap are not decided here: the handler claims reservations around
  * the append (docs/architecture.md "Invariants across streams"), using iceChange() to know which.
+ * An ICE is never given back: it names one legal entity, so every ICE an
+ * organization has named stays its own (`ices`; docs/organizations.md "Unique ICE").
  */
 import { DomainError, notFound } from '../../shared/errors.ts';
 import type { Decider } from '../shared/decider.ts';
@@ -19,13 +21,17 @@ export interface OrganizationState {
   organization: Organization | null;
   /** The entity slot it occupies in its account (0 before provisioning). */
   entitySlot: number;
+  /** Every ICE it has named, oldest first: each stays reserved to it (recovery's holder check reads them). */
+  ices: readonly string[];
 }
 
-export const initialOrganizationState: OrganizationState = { revision: -1, organization: null, entitySlot: 0 };
+export const initialOrganizationState: OrganizationState = { revision: -1, organization: null, entitySlot: 0, ices: [] };
 
 export function evolveOrganization(state: OrganizationState, event: OrganizationEvent): OrganizationState {
   const entitySlot = event.type === 'OrganizationProvisioned' ? event.data.entity_slot : state.entitySlot;
-  return { revision: state.revision + 1, organization: event.data.organization, entitySlot };
+  const ice = event.data.organization.ice;
+  const ices = ice && !state.ices.includes(ice) ? [...state.ices, ice] : state.ices;
+  return { revision: state.revision + 1, organization: event.data.organization, entitySlot, ices };
 }
 
 /** The refusal the pipeline also gives an archived organization's keys (docs/api-decisions.md "Keys, plans and quotas"). */
@@ -91,22 +97,23 @@ export const organizationDecider: Decider<OrganizationCommand, OrganizationEvent
 };
 
 /**
- * The ICE a command would claim and the one it would give up, for the handler
- * to reserve before the append. Validates the ICE first so a malformed value
- * never creates a reservation stream. Archiving keeps the ICE reserved: the
- * organization can be restored, and the ICE names that legal entity only.
+ * The ICE a command would claim, for the handler to reserve before the
+ * append; nothing is ever given up. Validates the ICE first so a malformed
+ * value never creates a reservation stream. An ICE the organization named
+ * before is still its own (claiming it again appends nothing), and one it
+ * replaces, clears or keeps while archived stays reserved to it: "the ICE
+ * identifies exactly one legal entity on the whole platform and cannot be
+ * reused, even by another account" (the API reference).
  */
-export function iceChange(command: OrganizationCommand, state: OrganizationState): { claim: string | null; release: string | null } {
+export function iceChange(command: OrganizationCommand, state: OrganizationState): { claim: string | null } {
   if (command.type === 'ProvisionOrganization') {
-    if (state.organization) return { claim: null, release: null };
-    return { claim: validateOrganizationPatch({ ice: command.data.ice }).ice ?? null, release: null };
+    if (state.organization) return { claim: null };
+    return { claim: validateOrganizationPatch({ ice: command.data.ice }).ice ?? null };
   }
   if (command.type !== 'UpdateOrganizationProfile' || !state.organization || command.data.patch.ice === undefined) {
-    return { claim: null, release: null };
+    return { claim: null };
   }
-  const before = state.organization.ice;
   const after = validateOrganizationPatch({ ice: command.data.patch.ice }).ice ?? null;
-  if (after === before) return { claim: null, release: null };
-  return { claim: after, release: before };
+  return { claim: after === state.organization.ice ? null : after };
 }
 

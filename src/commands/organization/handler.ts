@@ -15,6 +15,7 @@ import type { EventMetadata, EventStore } from '../../eventstore/types.ts';
 import { DomainError, notFound } from '../../shared/errors.ts';
 import { envelope } from '../command.ts';
 import {
+  claim,
   claimFirstFree,
   readReservation,
   iceAlreadyUsed,
@@ -23,7 +24,6 @@ import {
   release,
   checkedWithClaims,
   writeWithReservations,
-  type ReservedValue,
 } from '../reservation/index.ts';
 import { checkIfMatch, loadStream, runCommand, type RunResult } from '../shared/handler.ts';
 import type { NewOrganizationInput, OrganizationCommand, OrganizationPatch } from './commands.ts';
@@ -126,15 +126,6 @@ async function anySlotFree(store: EventStore, slots: ReturnType<typeof organizat
   return false;
 }
 
-/** The ICE values an update actually gave up, read from the events it appended. */
-function releasedIces(result: OrganizationResult): ReservedValue[] {
-  return result.events.flatMap((e) =>
-    e.type === 'OrganizationProfileUpdated' && e.data.previous_ice && e.data.previous_ice !== e.data.organization.ice
-      ? [{ scope: ORGANIZATION_ICE, value: e.data.previous_ice }]
-      : [],
-  );
-}
-
 export async function updateOrganizationProfile(w: OrganizationWrite, organizationId: string, patch: OrganizationPatch): Promise<OrganizationResult> {
   const { metadata, commandMetadata } = envelope(w.metadata, organizationId);
   const command: OrganizationCommand = { type: 'UpdateOrganizationProfile', data: { organization_id: organizationId, patch }, metadata: commandMetadata };
@@ -143,18 +134,9 @@ export async function updateOrganizationProfile(w: OrganizationWrite, organizati
   const { state, revision } = await loadStream(w.store, organizationStream(organizationId), organizationDecider);
   checkIfMatch(w.ifMatch, revision);
   await checkedWithClaims(w.store, organizationId, () => iceClaims(wellFormedIce(patch.ice)), () => organizationDecider.decide(command, state));
-  const { claim, release: given } = iceChange(command, state);
-  return writeWithReservations(
-    w.store,
-    {
-      owner: organizationId,
-      metadata,
-      claims: iceClaims(claim),
-      releases: given ? [{ scope: ORGANIZATION_ICE, value: given }] : [],
-      releasedBy: releasedIces,
-    },
-    () => run(w, metadata, command),
-  );
+  // The ICE it replaces or clears stays reserved to it: an ICE is never reused (iceChange).
+  const { claim } = iceChange(command, state);
+  return writeWithReservations(w.store, { owner: organizationId, metadata, claims: iceClaims(claim), releases: [] }, () => run(w, metadata, command));
 }
 
 export function archiveOrganization(w: OrganizationWrite, organizationId: string): Promise<OrganizationResult> {
@@ -175,4 +157,29 @@ export function changeOrganizationApiAccess(w: OrganizationWrite, organizationId
     metadata: commandMetadata,
   };
   return run(w, metadata, command);
+}
+
+export type FormerIceRelease =
+  | { outcome: 'released'; owner: string }
+  | { outcome: 'not_reserved' }
+  | { outcome: 'in_use'; owner: string };
+
+/**
+ * Operator only (`npm run admin -- org release-ice`): frees an ICE that its
+ * organization named once and names no more, typically one entered by
+ * mistake, so the legal entity it identifies can use it. An ICE an
+ * organization names now is never freed. Should that organization take the
+ * ICE back at the same moment, it is claimed for it again.
+ */
+export async function releaseFormerIce(store: EventStore, ice: string, metadata: EventMetadata): Promise<FormerIceRelease> {
+  const { owner } = await readReservation(store, ORGANIZATION_ICE, ice);
+  if (owner === null) return { outcome: 'not_reserved' };
+  const names = async () => (await loadStream(store, organizationStream(owner), organizationDecider)).state.organization?.ice === ice;
+  if (await names()) return { outcome: 'in_use', owner };
+  await release(store, ORGANIZATION_ICE, ice, owner, metadata);
+  if (await names()) {
+    await claim(store, ORGANIZATION_ICE, ice, owner, metadata).catch(() => undefined);
+    return { outcome: 'in_use', owner };
+  }
+  return { outcome: 'released', owner };
 }

@@ -1,6 +1,7 @@
 /**
  * What recovery asks before freeing an organization's reservation: does the
- * organization exist and still hold that ICE, or that entity slot?
+ * organization exist and hold that ICE (one it names now or named before: an
+ * ICE is never given back), or that entity slot?
  * Passed to the recovery worker by src/main.ts.
  */
 import type { EventStore } from '../../eventstore/types.ts';
@@ -15,8 +16,8 @@ async function organizationState(store: EventStore, organizationId: string): Pro
 
 export const organizationHolderChecks: HolderChecks = {
   async orgice(store, owner, ice) {
-    const { organization } = await organizationState(store, owner);
-    return organization !== null && organization.ice === ice;
+    const { organization, ices } = await organizationState(store, owner);
+    return organization !== null && ices.includes(ice);
   },
   async orgslot(store, owner, slot, scope) {
     const { organization, entitySlot } = await organizationState(store, owner);
