@@ -30,6 +30,7 @@ import { v7 as uuidv7 } from 'uuid';
 import type { AppendResult, EventMetadata, EventStore, ExpectedRevision, NewEvent } from '../../eventstore/types.ts';
 import { validationError } from '../../shared/errors.ts';
 import { commandMetadataOf, systemMetadata } from '../command.ts';
+import { notBefore } from '../shared/handler.ts';
 import type { InvoiceCustomer } from './commands.ts';
 import { invoiceNumbering } from '../invoicenumber/handler.ts';
 import { invoiceDecider, isFinalizationPending, numberingYear, type InvoiceState } from './decider.ts';
@@ -85,11 +86,13 @@ async function appendWithNumber(
 
 /** Steps (2) and (3) for an invoice whose finalization was started (`started`: its state after step 1). */
 async function completeFinalization(w: InvoiceWrite, invoiceId: string, started: InvoiceResult): Promise<InvoiceResult> {
-  const metadata: EventMetadata = { ...w.metadata, organization_id: w.organizationId };
+  // Stamped no earlier than the lock (the runner's rule; the state passed to it below comes without its events).
+  const request: EventMetadata = { ...w.metadata, occurred_at: notBefore(w.metadata.occurred_at, started.invoice.updated_at) };
+  const metadata: EventMetadata = { ...request, organization_id: w.organizationId };
   const year = numberingYear(started.invoice);
   const number = await invoiceNumbering(w.store).assign(w.organizationId, year, invoiceId, metadata);
   return runOnInvoice(
-    { ...w, commandId: undefined }, // the request's command id is on the lock (step 1), not on this step
+    { ...w, metadata: request, commandId: undefined }, // the request's command id is on the lock (step 1), not on this step
     invoiceId,
     (_state, command) => ({ type: 'CompleteFinalization', data: { invoice_id: invoiceId, invoice_number: number }, metadata: command }),
     // No If-Match: the lock is ours, and a concurrent append can only be recovery's same completion.

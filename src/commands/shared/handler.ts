@@ -17,6 +17,11 @@
  *   too: their decider decides nothing on an existing stream.
  * - **Tenancy.** `guard` refuses a stream the caller may not act on (another
  *   organization's id is NOT_FOUND), on every load, before the decider runs.
+ * - **Time moves forward in a stream.** A command is stamped with the time
+ *   its request arrived, unless the stream's last event is later (a request
+ *   that waited or retried behind another writer): then with that event's
+ *   time (`notBefore`). A change cannot happen before the state it builds
+ *   on, so an auditor never reads a finalized_at before the edit it froze.
  *
  * Enrichment (read-model facts a decision needs) happens before the runner,
  * in the handler's entry, and arrives inside the command; `command` may be a
@@ -30,6 +35,7 @@ import { v7 as uuidv7 } from 'uuid';
 import type { AppendResult, EventMetadata, EventStore, ExpectedRevision, NewEvent, RecordedEvent } from '../../eventstore/types.ts';
 import { WrongExpectedVersionError } from '../../eventstore/types.ts';
 import { DomainError, notFound } from '../../shared/errors.ts';
+import type { CommandMetadata } from '../command.ts';
 import { fold, type Decider, type DomainEvent } from './decider.ts';
 
 /** Attempts of one command under contention (each after a reload). */
@@ -146,7 +152,12 @@ function backoff(attempt: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 ** attempt)));
 }
 
-export async function runCommand<C, E extends DomainEvent, S>(
+/** `at` if it is not before `floor` (ISO 8601 UTC instants), else `floor`. */
+export function notBefore(at: string, floor: string | undefined): string {
+  return floor !== undefined && Date.parse(floor) > Date.parse(at) ? floor : at;
+}
+
+export async function runCommand<C extends { metadata: CommandMetadata }, E extends DomainEvent, S>(
   store: EventStore,
   stream: string,
   decider: Decider<C, E, S>,
@@ -160,13 +171,17 @@ export async function runCommand<C, E extends DomainEvent, S>(
     const { recorded, state, revision, position } = loaded;
     if (commandId && recorded.some((r) => r.id === commandId)) return { events: [], state, revision, position, earlier: recorded };
     checkIfMatch(ifMatch, revision, what);
-    const decided = decider.decide(typeof command === 'function' ? await (command as (s: S) => C | Promise<C>)(state) : command, state);
+    const built = typeof command === 'function' ? await (command as (s: S) => C | Promise<C>)(state) : command;
+    const at = notBefore(metadata.occurred_at, recorded.at(-1)?.metadata.occurred_at);
+    const stamped = at === built.metadata.now ? built : { ...built, metadata: { ...built.metadata, now: at } };
+    const decided = decider.decide(stamped, state);
     if (decided.length === 0) return { events: [], state, revision, position, earlier: recorded };
+    const eventMetadata = at === metadata.occurred_at ? metadata : { ...metadata, occurred_at: at };
     const events: NewEvent[] = decided.map((e, i) => ({
       id: i === 0 && commandId ? commandId : uuidv7(),
       type: e.type,
       data: e.data,
-      metadata,
+      metadata: eventMetadata,
     }));
     try {
       const expected = revision === -1 ? 'no_stream' : revision;
