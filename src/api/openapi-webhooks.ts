@@ -46,10 +46,12 @@ const HEADERS = [
   headerParam('X-Webhook-Timestamp', 'Convention A: Unix time in seconds.', { type: 'string', pattern: '^[0-9]+$' }),
   headerParam('X-Webhook-Event', 'Convention A: the event name.'),
   headerParam('X-Webhook-Delivery-Id', 'Convention A: the delivery id, identical across retries and replays.'),
+  headerParam('X-Webhook-Test', 'Convention A: "true" on a sample event sent from the dashboard or `webhook test` (absent on real events).', { type: 'string', enum: ['true'] }),
   headerParam('X-Service-Signature', 'Convention B: lowercase hex HMAC-SHA256 (no prefix) of "<X-Service-Timestamp>.<raw body>".'),
   headerParam('X-Service-Timestamp', 'Convention B: Unix time in milliseconds; reject one older than 5 minutes.', { type: 'string', pattern: '^[0-9]+$' }),
   headerParam('X-Service-Event', 'Convention B: the event name.'),
   headerParam('X-Service-Delivery-ID', 'Convention B: the delivery id.'),
+  headerParam('X-Service-Test', 'Convention B: "true" on a sample event sent from the dashboard or `webhook test` (absent on real events).', { type: 'string', enum: ['true'] }),
 ];
 
 const WHEN: Record<string, string> = {

@@ -58,6 +58,7 @@ describe('admin CLI: webhook', function () {
     expect(tested).to.include({ event_type: 'invoice.paid', test: true, status: 'succeeded', status_code: 200 });
     const r = receiver.requests[0];
     expect(r.headers['x-service-delivery-id']).to.equal(tested.id);
+    expect(r.headers['x-service-test']).to.equal('true'); // a receiver tells a sample from a real event
     const ts = String(r.headers['x-service-timestamp']);
     expect(r.headers['x-service-signature']).to.equal(createHmac('sha256', rotated.secret).update(`${ts}.`).update(r.body).digest('hex'));
     const body = JSON.parse(r.body.toString());

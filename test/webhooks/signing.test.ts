@@ -47,6 +47,14 @@ describe('webhooks: signatures', () => {
     });
   }
 
+  it('a test delivery carries one more header, X-Webhook-Test (A) or X-Service-Test (B); a real one none', () => {
+    const sign = (convention: 'A' | 'B', test?: boolean) =>
+      signedHeaders({ convention, secret: SECRET, body: vectors[0][2], eventName: 'invoice.paid', deliveryId: 'd-1', nowMs: now, test }).headers;
+    expect(sign('A', true)).to.deep.equal({ ...sign('A'), 'X-Webhook-Test': 'true' });
+    expect(sign('B', true)).to.deep.equal({ ...sign('B'), 'X-Service-Test': 'true' });
+    expect(sign('A', false)).to.deep.equal(sign('A'));
+  });
+
   it('timestamps: A in seconds (floor), B in milliseconds', () => {
     expect(signatureTimestamp('A', 1700000000999)).to.equal(1700000000);
     expect(signatureTimestamp('B', 1700000000999)).to.equal(1700000000999);

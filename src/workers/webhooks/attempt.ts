@@ -40,6 +40,7 @@ export async function attemptDelivery(d: ClaimedDelivery, deps: AttemptDeps, sig
     eventName: d.event_type,
     deliveryId: d.id,
     nowMs: attemptedAt.getTime(),
+    test: d.test,
   });
   const result = await postWebhook({ url: d.url, headers, body, timeoutMs: deps.timeoutMs, allowInsecure: deps.allowInsecure, agents: deps.agents, signal });
   return record(d, deps, attemptedAt, timestamp, { ...result, error: isSuccess(result.statusCode) ? null : failureText(result) });

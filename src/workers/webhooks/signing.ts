@@ -37,6 +37,12 @@ export interface SignInput {
   eventName: string;
   deliveryId: string;
   nowMs: number;
+  /**
+   * A sample sent by `webhook test` or the dashboard (and its replays): marked by one more header,
+   * `X-Webhook-Test: true` (A) or `X-Service-Test: true` (B), so a receiver can tell it from a real
+   * event without parsing the body, whose fields the conventions fix.
+   */
+  test?: boolean;
 }
 
 /** Every header of one attempt (Content-Length is set by the sender). */
@@ -62,6 +68,7 @@ export function signedHeaders(input: SignInput): SignedRequest {
           'X-Service-Delivery-ID': deliveryId,
           'User-Agent': 'Service-Webhook/1.0',
         };
+  if (input.test) headers[convention === 'A' ? 'X-Webhook-Test' : 'X-Service-Test'] = 'true';
   return { headers, timestamp };
 }
 
