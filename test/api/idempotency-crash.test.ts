@@ -11,6 +11,7 @@ import { expect } from 'chai';
 import { sql } from 'kysely';
 import { randomUUID } from 'node:crypto';
 import { claim, organizationSlotScope, readReservation, release } from '../../src/commands/reservation/index.ts';
+import { releaseFormerIce } from '../../src/commands/organization/handler.ts';
 import { derivedV7 } from '../../src/shared/derived-id.ts';
 import { newIce } from '../customers/support.ts';
 import { call, createKey, createTenant, type Tenant } from '../support/fixtures.ts';
@@ -139,9 +140,11 @@ describe('Idempotency-Key: a retry after the first attempt died', function () {
     const o = first.body.data.id;
     await dieAfterTheWork(key);
     await release(store, slots, '1', ghost, systemMetadata()); // slot 1 free again
-    // O gives up its ICE and someone else takes it: the retry must not stumble on it either.
+    // O replaces its ICE, the operator frees the old one (an ICE is never reused otherwise), and someone else
+    // takes it: the retry must not stumble on it either.
     const orgKey = await createKey(server.database.db, { accountId: account.accountId, organizationId: o });
     expect((await call(`${server.url}/organization`, orgKey.secret, { method: 'PATCH', body: { ice: newIce() } })).status).to.equal(200);
+    expect((await releaseFormerIce(store, ice, systemMetadata())).outcome).to.equal('released');
     expect((await post('/organizations', freshKey(), { legal_name: 'Org P', ice }, account.accountKey.secret)).status).to.equal(201);
     const retry = await post('/organizations', key, body, account.accountKey.secret);
     expect(retry.status, JSON.stringify(retry.body)).to.equal(201);
