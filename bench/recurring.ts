@@ -187,7 +187,7 @@ export async function run(): Promise<void> {
       const metadata = { organization_id: tenants[o].organizationId, actor: 'bench', request_id: null, correlation_id: null, causation_id: null, occurred_at: new Date().toISOString() };
       const input = { customer_id: customers[o], frequency: 'monthly' as const, start_date: today, auto_finalize: true, items };
       const used = Math.floor(i / ORGANIZATIONS);
-      return createSchedule({ store, organizationId: tenants[o].organizationId, metadata }, { scheduleId: uuidv7(), input, customer: snapshots[o], quota: PER_ORGANIZATION, used });
+      return createSchedule({ store, organizationId: tenants[o].organizationId, metadata }, { scheduleId: uuidv7(), input, customer: snapshots[o], quota: PER_ORGANIZATION, used, above: 0 });
     });
     const projected = async () => Number((await sql<{ n: string }>`select count(*) as n from recurring_schedules where status = 'active'`.execute(database.db)).rows[0].n);
     while ((await projected()) < OCCURRENCES) await new Promise((r) => setTimeout(r, 500));

@@ -22,7 +22,7 @@ import {
 import { publicSchedule, type Schedule } from '../commands/schedule/events.ts';
 import type { InvoiceResult } from '../commands/invoice/handlers.ts';
 import { readModelFacts } from '../queries/invoice-facts.ts';
-import { countQuotaSchedules, getSchedule, listSchedules, planOf, scheduleHistory, type ScheduleListQuery } from '../queries/schedules.ts';
+import { getSchedule, listSchedules, planOf, quotaUse, scheduleHistory, type ScheduleListQuery } from '../queries/schedules.ts';
 import { upcomingRunDates } from '../commands/schedule/calendar.ts';
 import { DomainError, notFound } from '../shared/errors.ts';
 import { isPlan, PLAN_LIMITS } from '../accounts/plans.ts';
@@ -93,13 +93,13 @@ function answerInvoice(ctx: RequestContext, result: InvoiceResult, schedulePosit
   return answerAfterWrite(ctx, { ...writtenInvoice, projectors: ['invoices', 'schedules'], position: () => newest }, result, 201);
 }
 
-/** The plan's quota and the read model's count of active and paused schedules. */
-async function quotaOf(ctx: RequestContext): Promise<{ quota: number; used: number }> {
+/** The plan's quota and the read model's count of active and paused schedules (and of those above the quota). */
+async function quotaOf(ctx: RequestContext): Promise<{ quota: number; used: number; above: number }> {
   const db = ctx.rt.database.db;
   const organizationId = organizationOf(ctx);
-  const [plan, counts] = await Promise.all([planOf(db, organizationId), countQuotaSchedules(db, [organizationId])]);
+  const plan = await planOf(db, organizationId);
   const quota = isPlan(plan) ? PLAN_LIMITS[plan].recurringSchedulesLimit : 0;
-  return { quota, used: counts.get(organizationId) ?? 0 };
+  return { quota, ...(await quotaUse(db, organizationId, quota)) };
 }
 
 const today = () => businessToday(new Date());
@@ -197,10 +197,10 @@ export const scheduleRoutes: RouteSpec[] = [
     response: schemas.scheduleDetailSchema,
     errors: ['QUOTA_EXCEEDED'],
     async handler(ctx, { body }) {
-      const { quota, used } = await quotaOf(ctx);
+      const quota = await quotaOf(ctx);
       const customer = await readModelFacts(ctx.rt.database.pool).customer(organizationOf(ctx), body.customer_id);
       const input = { ...body, customer_id: typeof body.customer_id === 'string' ? body.customer_id.toLowerCase() : body.customer_id };
-      const result = await createSchedule(write(ctx), { scheduleId: ctx.newId('schedule'), input, customer, quota, used });
+      const result = await createSchedule(write(ctx), { scheduleId: ctx.newId('schedule'), input, customer, ...quota });
       return answer(ctx, result, 201);
     },
   },

@@ -164,6 +164,17 @@ export async function countQuotaSchedules(db: Kysely<Database>, organizationIds:
   return new Map(rows.map((r) => [r.organization_id, Number(r.n)]));
 }
 
+/**
+ * The organization's active and paused schedules, and how many of them hold a quota slot above `quota`: a
+ * plan downgrade leaves those where they were (creates then keep to the slots below; docs/recurring.md "Quota").
+ */
+export async function quotaUse(db: Kysely<Database>, organizationId: string, quota: number): Promise<{ used: number; above: number }> {
+  const { rows } = await sql<{ used: number; above: number }>`
+    select count(*)::int as used, (count(*) filter (where quota_slot > ${quota}))::int as above
+      from recurring_schedules where organization_id = ${organizationId} and status in ('active', 'paused')`.execute(db);
+  return { used: rows[0]?.used ?? 0, above: rows[0]?.above ?? 0 };
+}
+
 /** The organization's plan (for its schedule quota). */
 export async function planOf(db: Kysely<Database>, organizationId: string): Promise<string | null> {
   const { rows } = await sql<{ plan: string }>`

@@ -114,6 +114,29 @@ describe('recurring schedules API', () => {
     });
   });
 
+  describe('quota after a plan downgrade', () => {
+    it('fiduciaire 60 schedules, then professional: every create is refused until fewer than 50 are left', async () => {
+      const client = await schedulesClient(server, {});
+      const accounts = server.database.db.updateTable('accounts').where('id', '=', client.invoices.tenant.accountId);
+      await accounts.set({ plan: 'fiduciaire' }).execute();
+      const who = await client.invoices.customer();
+      const body = { customer_id: who.id, frequency: 'monthly', start_date: dayFromToday(40), items: [line()] };
+      const created: string[] = [];
+      for (const r of await Promise.all(Array.from({ length: 60 }, () => client.create(body)))) {
+        expect(r.status, JSON.stringify(r.body)).to.equal(201);
+        created.push(r.body.data.id);
+      }
+      // Spread over the fiduciaire quota's slots (1..500): most of them sit above professional's 50.
+      await accounts.set({ plan: 'professional' }).execute();
+      for (const r of await Promise.all(Array.from({ length: 10 }, () => client.create(body)))) expectError(r, 403, 'QUOTA_EXCEEDED');
+      for (const id of created.slice(0, 11)) expect((await client.remove(id)).status).to.equal(200);
+      expect((await client.create(body)).status).to.equal(201);
+      expectError(await client.create(body), 403, 'QUOTA_EXCEEDED');
+      const org = await call(`${server.url}/organization`, client.invoices.secret);
+      expect(org.body.data.api_quotas).to.include({ recurring_schedules_limit: 50, recurring_schedules_used: 50 });
+    });
+  });
+
   describe('update (PUT)', () => {
     it('changes the fields sent, bumps version and ETag; If-Match with a stale version is VERSION_CONFLICT', async () => {
       const s = await api.make(customer.id, { day_of_month: 5 });

@@ -106,8 +106,10 @@ export interface NewSchedule {
   customer: InvoiceCustomer | null;
   /** The plan's quota of active and paused schedules (docs/api-decisions.md). */
   quota: number;
-  /** Active and paused schedules as the read model counts them: where to start looking for a free slot. */
+  /** Active and paused schedules as the read model counts them: at the quota no create passes; where to start looking for a free slot. */
   used: number;
+  /** How many of them hold a slot above the quota (left there by a plan downgrade): creates keep below quota - above. */
+  above: number;
 }
 
 /** POST /recurring-invoices. */
@@ -121,7 +123,12 @@ export async function createSchedule(w: ScheduleWrite, n: NewSchedule): Promise<
     if (known.recorded[0].metadata.organization_id !== w.organizationId) throw notFound('Recurring schedule');
     return { events: [], state: known.state, revision: known.revision, position: known.position, earlier: known.recorded };
   }
-  const slot = await claimQuotaSlot(w.store, w.organizationId, n.quota, n.used, n.scheduleId, metadata);
+  // The slots keep concurrent creates within the quota. After a plan downgrade some schedules hold slots above
+  // the new quota, where no slot counts them: the read model's count refuses a create at the quota, and new
+  // slots are taken only among the first quota - above, so a burst of creates cannot fill the slots they left.
+  const below = n.quota - n.above;
+  if (n.used >= n.quota || below <= 0) throw quotaExceeded(n.quota);
+  const slot = await claimQuotaSlot(w.store, w.organizationId, below, n.used - n.above, n.scheduleId, metadata);
   if (slot === null) throw quotaExceeded(n.quota);
   const command: ScheduleCommand = {
     type: 'CreateSchedule',
