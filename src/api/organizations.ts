@@ -9,17 +9,18 @@ import type { NewOrganizationInput } from '../commands/organization/commands.ts'
 import {
   archiveOrganization,
   provisionOrganization,
+  provisioningClaims,
   restoreOrganization,
   type OrganizationResult,
   type OrganizationWrite,
 } from '../commands/organization/handler.ts';
 import { findOrganization, getOrganization, listOrganizations } from '../queries/organizations.ts';
-import { notFound } from '../shared/errors.ts';
+import { DomainError, notFound, validationError, type FieldError } from '../shared/errors.ts';
 import { PLAN_LIMITS } from '../accounts/plans.ts';
 import { commandInput } from './command-input.ts';
 import { organizationReply, replyAfterWrite } from './organization-reply.ts';
 import { validateNewOrganization } from '../commands/organization/validate.ts';
-import { asRecord, fieldErrorsOf } from './body-check.ts';
+import { asRecord, fieldErrorsOf, withTakenClaims } from './body-check.ts';
 import type { RequestContext, RouteSpec } from './route.ts';
 import { organizationCreateBody, organizationListQuery, organizationResponse } from './schemas/organizations.ts';
 
@@ -41,6 +42,22 @@ interface ListQuery {
 function createInput(body: CreateBody): NewOrganizationInput {
   const { address_street, address_city, address_postal_code, address_country, ...profile } = body;
   return { ...profile, billing_address: { street: address_street, city: address_city, postal_code: address_postal_code, country: address_country } };
+}
+
+/** The domain names billing_address.city and the like: this endpoint's client sent address_city (createInput). */
+function asSentFields(fields: FieldError[]): FieldError[] {
+  return fields.map((f) => (f.field.startsWith('billing_address.') ? { ...f, field: `address_${f.field.slice('billing_address.'.length)}` } : f));
+}
+
+/** `run`, its VALIDATION_ERROR naming the fields as sent. */
+async function withSentFields<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    if (!(err instanceof DomainError) || err.code !== 'VALIDATION_ERROR') throw err;
+    const fields = (err.details as { fields?: FieldError[] } | undefined)?.fields;
+    throw fields ? validationError(asSentFields(fields), err.message) : err;
+  }
 }
 
 const writeOf = (ctx: RequestContext): OrganizationWrite => commandInput(ctx);
@@ -78,9 +95,12 @@ export const organizationsRoutes: RouteSpec[] = [
     scope: 'organizations:write',
     audience: 'account',
     body: organizationCreateBody,
-    // Not the duplicate ICE here (the handler lists it beside the domain's refusals): whether the plan's cap,
-    // which comes first, would refuse the creation is the handler's to know.
-    check: (_ctx, body) => fieldErrorsOf(() => validateNewOrganization(createInput(asRecord(body)))),
+    // A taken ICE beside the schema's errors too, unless the plan's cap (which comes first) would refuse the creation.
+    async check(ctx, body) {
+      const account = await getAccount(ctx.rt.database.db, ctx.accountId);
+      const claims = account ? await provisioningClaims(ctx.rt.store, account.id, PLAN_LIMITS[account.plan].entityCap, asRecord(body).ice) : [];
+      return withTakenClaims(ctx, asSentFields(fieldErrorsOf(() => validateNewOrganization(createInput(asRecord(body))))), claims, null);
+    },
     successStatus: 201,
     location: '/organizations/:id',
     response: organizationResponse,
@@ -88,12 +108,14 @@ export const organizationsRoutes: RouteSpec[] = [
     async handler(ctx, input: { body: CreateBody }) {
       const account = await getAccount(ctx.rt.database.db, ctx.key.accountId);
       if (!account) throw notFound('Account');
-      const result = await provisionOrganization(writeOf(ctx), {
-        organization_id: ctx.newId('organization'),
-        account_id: account.id,
-        entity_cap: PLAN_LIMITS[account.plan].entityCap,
-        profile: createInput(input.body),
-      });
+      const result = await withSentFields(() =>
+        provisionOrganization(writeOf(ctx), {
+          organization_id: ctx.newId('organization'),
+          account_id: account.id,
+          entity_cap: PLAN_LIMITS[account.plan].entityCap,
+          profile: createInput(input.body),
+        }),
+      );
       return replyAfterWrite(ctx, result, 201);
     },
   },

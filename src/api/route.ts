@@ -77,7 +77,7 @@ export type Reply = JsonReply | FileReply;
  * as sent, of any shape, and returns the field errors the route's command
  * would report (never throws for a wrong shape).
  */
-export type BodyCheck = (ctx: { rt: Runtime; organizationId: string | null; params: Record<string, string> }, body: unknown) => Promise<FieldError[]> | FieldError[];
+export type BodyCheck = (ctx: { rt: Runtime; organizationId: string | null; accountId: string; params: Record<string, string> }, body: unknown) => Promise<FieldError[]> | FieldError[];
 
 export interface RouteSpec<B = any, Q = any> {
   method: 'get' | 'post' | 'patch' | 'put' | 'delete';

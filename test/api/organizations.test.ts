@@ -57,7 +57,10 @@ describe('API /organizations', function () {
         [{ legal_name: 'A', billing_address: { city: 'Rabat' } }, ['billing_address']],
         [{ legal_name: 'A', typo_field: 1 }, ['typo_field']],
         [{ legal_name: 42, ice: ['1'] }, ['legal_name', 'ice']],
-        [{ legal_name: 'A', ice: '12345', email: 'x', website: 'atlas', address_country: 'Maroc' }, ['ice', 'email', 'website', 'billing_address.country']],
+        [{ legal_name: 'A', ice: '12345', email: 'x', website: 'atlas', address_country: 'Maroc' }, ['ice', 'email', 'website', 'address_country']],
+        // Named as sent (the flat fields), whichever layer refuses them.
+        [{ legal_name: 'A', address_city: 'c'.repeat(101), address_postal_code: '1'.repeat(22), address_country: 'XK' }, ['address_city', 'address_postal_code', 'address_country']],
+        [{ legal_name: 'A', address_city: 'c'.repeat(101), address_country: 'XK', typo_field: 1 }, ['address_city', 'address_country', 'typo_field']],
         [[1, 2], ['body']],
         [{ legal_name: 'A\u0000B' }, ['legal_name']],
       ];
@@ -86,6 +89,9 @@ describe('API /organizations', function () {
       expect((await provision(server, account, { ice })).status).to.equal(201);
       const error = expectError(await provision(server, account, { ice, email: 'bad' }), 400, 'VALIDATION_ERROR');
       expect(error.details.fields).to.deep.equal([{ field: 'email', message: 'must be a valid email address' }, { field: 'ice', message: 'already used' }]);
+      // Also when the schema refuses the body (an unknown field).
+      const both = expectError(await provision(server, account, { ice, email: 'bad', typo_field: 1 }), 400, 'VALIDATION_ERROR');
+      expect(both.details.fields.map((f: any) => f.field)).to.have.members(['typo_field', 'email', 'ice']);
     });
 
     it('an account at its cap is not told of a taken ICE beside a bad e-mail (the cap comes before the ICE)', async function () {
@@ -95,6 +101,8 @@ describe('API /organizations', function () {
       for (let i = 0; i < 3; i++) expect((await provision(server, full)).status).to.equal(201);
       const error = expectError(await provision(server, full, { ice, email: 'bad' }), 400, 'VALIDATION_ERROR');
       expect(error.details.fields).to.deep.equal([{ field: 'email', message: 'must be a valid email address' }]);
+      const withSchema = expectError(await provision(server, full, { ice, email: 'bad', typo_field: 1 }), 400, 'VALIDATION_ERROR');
+      expect(withSchema.details.fields.map((f: any) => f.field)).to.have.members(['typo_field', 'email']);
     });
 
     it('10 concurrent creations with one ICE: exactly one 201', async function () {

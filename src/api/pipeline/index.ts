@@ -34,7 +34,7 @@ export function mountRoutes(router: Router, rt: Runtime, specs: readonly RouteSp
         const organizationId = await authorize(rt, req, spec, principal);
         enforceRateLimit(res, rate);
         const checked = validate(req);
-        if (checked.errors.length) throw await refusal(spec, checked, { rt, organizationId, params: req.params as Record<string, string> });
+        if (checked.errors.length) throw await refusal(spec, checked, { rt, organizationId, accountId: principal.key.accountId, params: req.params as Record<string, string> });
         const input = checked.input;
         const idemKey = idempotencyKeyOf(req);
         const ctx = createContext(rt, req, res, principal.key, organizationId);

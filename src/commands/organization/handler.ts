@@ -70,15 +70,22 @@ export interface Provisioning {
   profile: NewOrganizationInput;
 }
 
+/**
+ * The claims a refused creation body is judged on (its taken ICE beside its other problems): its well-formed ICE,
+ * unless the account has no free entity slot. The cap comes before the ICE, so an account at its cap never
+ * learns of an ICE it could not use.
+ */
+export async function provisioningClaims(store: EventStore, accountId: string, entityCap: number, ice: unknown) {
+  const claims = iceClaims(wellFormedIce(ice));
+  return claims.length > 0 && (await anySlotFree(store, organizationSlotScope(accountId), entityCap)) ? claims : [];
+}
+
 export async function provisionOrganization(w: OrganizationWrite, p: Provisioning): Promise<OrganizationResult> {
   const { metadata, commandMetadata } = envelope(w.metadata, p.organization_id);
   // A bad body must not take a slot or an ICE, even for a moment. A taken ICE is listed among its problems unless
   // the plan's cap refuses the creation anyway: the cap comes before the ICE (below), so an account without a
   // free slot never learns of an ICE it could not use.
-  const claimsOfBody = async () => {
-    const claims = iceClaims(wellFormedIce(p.profile.ice));
-    return claims.length > 0 && (await anySlotFree(w.store, organizationSlotScope(p.account_id), p.entity_cap)) ? claims : [];
-  };
+  const claimsOfBody = () => provisioningClaims(w.store, p.account_id, p.entity_cap, p.profile.ice);
   await checkedWithClaims(w.store, p.organization_id, claimsOfBody, () => validateNewOrganization(p.profile));
   // Already provisioned by an earlier attempt of this request: answer it, taking no second slot
   // (and, on a failure, releasing none of its own).
