@@ -139,7 +139,9 @@ export async function createApiKey(
         .where('revoked_at', 'is', null)
         .executeTakeFirstOrThrow();
       if (Number(n) >= limits.apiKeysLimit) {
-        throw new DomainError('QUOTA_EXCEEDED', `the organization already has ${n} active keys, the ${account.plan} plan's limit`);
+        // Over the limit after a plan downgrade: say both numbers, not the count as if it were the limit.
+        const limit = `the ${account.plan} plan allows ${limits.apiKeysLimit}`;
+        throw new DomainError('QUOTA_EXCEEDED', `the organization already has ${n} active keys; ${limit}`, { limit: limits.apiKeysLimit });
       }
     }
     return insertKey(trx, { accountId, organizationId, mode: options.mode, scopes: options.scopes, name: options.name });

@@ -83,7 +83,10 @@ describe('admin CLI', function () {
     const pro = await createAccount(database.db, 'professional');
     const org = await insertOrganizationRow(database.db, pro);
     for (let i = 0; i < 10; i++) await createKey(database.db, { accountId: pro, organizationId: org });
-    expectFailure(await admin('key', 'create', '--org', org, '--bundle', 'full_access'), /^error: the organization already has 10 active keys/, 1);
+    expectFailure(await admin('key', 'create', '--org', org, '--bundle', 'full_access'), /^error: the organization already has 10 active keys; the professional plan allows 10$/, 1);
+    // Above the limit after a downgrade: the count and the limit, each the right number.
+    await createKey(database.db, { accountId: pro, organizationId: org });
+    expectFailure(await admin('key', 'create', '--org', org, '--bundle', 'full_access'), /^error: the organization already has 11 active keys; the professional plan allows 10$/, 1);
   });
 
   it('clear one-line errors; exit 2 when the command cannot run as given', async () => {
