@@ -62,11 +62,42 @@ function keepExactNumbers(text: string): string {
   return text.replace(TOKENS, (token) => (token.startsWith('"') || exactAsDouble(token) ? token : `"${token}"`));
 }
 
+/** Strings whole, and the characters that shape objects and arrays (a text JSON.parse accepted, so nothing else matters). */
+const STRUCTURE = /"(?:[^"\\]|\\.)*"|[{}[\]:]/g;
+
+/**
+ * The first name that appears twice in one object of a text JSON.parse accepted, or null. JSON.parse keeps the
+ * last silently, so `{"quantity": 1, "quantity": 1000}` would be read as 1000 where the client may have meant
+ * either: RFC 8259 says names SHOULD be unique, I-JSON (RFC 7493) that they MUST. Names compare decoded
+ * ("a" and "\u0061" are one name).
+ */
+export function duplicateName(text: string): string | null {
+  const objects: (Set<string> | null)[] = []; // null: an array
+  let previous: string | null = null; // the string just read: a name if ':' follows
+  STRUCTURE.lastIndex = 0;
+  for (let m = STRUCTURE.exec(text); m !== null; m = STRUCTURE.exec(text)) {
+    const token = m[0];
+    if (token === ':') {
+      const names = objects.at(-1);
+      if (previous !== null && names) {
+        const name = previous.includes('\\') ? (JSON.parse(previous) as string) : previous.slice(1, -1);
+        if (names.has(name)) return name;
+        names.add(name);
+      }
+    } else if (token === '{') objects.push(new Set());
+    else if (token === '[') objects.push(null);
+    else if (token === '}' || token === ']') objects.pop();
+    previous = token.startsWith('"') ? token : null;
+  }
+  return null;
+}
+
 /**
  * Parses the JSON body (undefined when there is none). Throws 415 /
  * INVALID_JSON. JSON is UTF-8 (RFC 8259): a declared charset other than
  * UTF-8 is 415, and bytes that are not UTF-8 are INVALID_JSON, never decoded
- * into U+FFFD replacement characters and stored (docs/reliability.md).
+ * into U+FFFD replacement characters and stored (docs/reliability.md). A name
+ * twice in one object is INVALID_JSON too (duplicateName).
  */
 export function parseJsonBody(req: Request): unknown {
   const raw = rawOf(req);
@@ -89,7 +120,9 @@ export function parseJsonBody(req: Request): unknown {
     });
   }
   try {
-    const parsed = JSON.parse(text); // first: keepExactNumbers reads only text JSON accepts
+    const parsed = JSON.parse(text); // first: keepExactNumbers and duplicateName read only text JSON accepts
+    const twice = duplicateName(text);
+    if (twice !== null) throw new Error(`has the name ${JSON.stringify(twice)} twice in one object`);
     if (!MAYBE_INEXACT.test(text)) return parsed;
     const exact = keepExactNumbers(text);
     return exact === text ? parsed : JSON.parse(exact); // parsed again only when a number changed

@@ -76,6 +76,21 @@ describe('API pipeline: validation, replies, errors', () => {
     expect(array.body.error.details.fields).to.deep.equal([{ field: 'body', message: 'must be an object' }]);
   });
 
+  it('a name twice in one object is INVALID_JSON (JSON.parse would keep the last one silently)', async () => {
+    for (const [body, name] of [
+      ['{"name": "a", "name": "b"}', 'name'],
+      ['{"name": "a", "items": [{"quantity": 1, "\\u0071uantity": 1000}]}', 'quantity'],
+    ]) {
+      const twice = await call(things(), tenant.key.secret, { method: 'POST', body });
+      expect(twice.status, body).to.equal(400);
+      expect(twice.body.error.code).to.equal('INVALID_JSON');
+      expect(twice.body.error.details.fields).to.deep.equal([{ field: 'body', message: `has the name "${name}" twice in one object` }]);
+    }
+    // The same name in two objects, or inside a string, is no duplicate.
+    const fine = await call(things(), tenant.key.secret, { method: 'POST', body: '{"name": "\\"name\\": 1", "items": [{"quantity": 1}, {"quantity": 2}]}' });
+    expect(fine.status, JSON.stringify(fine.body)).to.not.equal(400);
+  });
+
   it('refuses what no route could store: NUL characters, numbers beyond 2^53; unreadable bodies are 400', async () => {
     const nul = await call(things(), tenant.key.secret, { method: 'POST', body: '{"name": "a\\u0000b"}' });
     expect(nul.body.error.details.fields).to.deep.equal([{ field: 'name', message: 'must not contain control characters (other than tab and line breaks) or invalid Unicode' }]);
