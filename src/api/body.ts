@@ -63,7 +63,7 @@ function keepExactNumbers(text: string): string {
 }
 
 /** Strings whole, and the characters that shape objects and arrays (a text JSON.parse accepted, so nothing else matters). */
-const STRUCTURE = /"(?:[^"\\]|\\.)*"|[{}[\]:]/g;
+const STRUCTURE = /"[^"\\]*(?:\\.[^"\\]*)*"|[{}[\]:]/g; // a string as one run between escapes: fast on long texts
 
 /**
  * The first name that appears twice in one object of a text JSON.parse accepted, or null. JSON.parse keeps the
