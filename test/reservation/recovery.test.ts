@@ -10,6 +10,7 @@ import {
 } from '../../src/commands/reservation/index.ts';
 import { provisionOrganization, releaseFormerIce, updateOrganizationProfile } from '../../src/commands/organization/handler.ts';
 import { organizationHolderChecks } from '../../src/commands/organization/holders.ts';
+import { organizationStream } from '../../src/commands/organization/events.ts';
 import { createPostgresEventStore } from '../../src/eventstore/postgres.ts';
 import type { EventStore } from '../../src/eventstore/types.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
@@ -133,6 +134,32 @@ describe('organization ICEs: never given back, freed only by the operator', func
     expect(await organizationHolderChecks.orgice(store, org, second, 'orgice')).to.equal(true);
     expect(await organizationHolderChecks.orgice(store, org, never, 'orgice')).to.equal(false);
     expect(await organizationHolderChecks.orgice(store, uuid(), first, 'orgice')).to.equal(false);
+  });
+
+  it('a write that fails never frees an ICE the organization came to name meanwhile (the same PATCH twice, at once)', async function () {
+    const [first, next] = [randomIce(), randomIce()];
+    const org = await organizationWith(first);
+    // The second PATCH lands between the first one's claim (which took the ICE) and its append (now stale).
+    let raced = false;
+    const racing = new Proxy(store, {
+      get(target, property) {
+        if (property === 'appendToStream') {
+          return async (stream: string, events: any, expected: any) => {
+            if (!raced && stream === organizationStream(org)) {
+              raced = true;
+              await updateOrganizationProfile(write(), org, { ice: next }); // its claim finds the ICE already held
+            }
+            return target.appendToStream(stream, events, expected);
+          };
+        }
+        const value = Reflect.get(target, property, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const err = await updateOrganizationProfile({ store: racing, metadata: metadata({ actor: 'system' }), ifMatch: 0 }, org, { ice: next }).then(() => null, (e) => e);
+    expect(raced).to.equal(true);
+    expect(err?.code).to.equal('VERSION_CONFLICT');
+    expect(await ownerOf(next)).to.equal(org); // the organization names it: the failed write's undo kept it
   });
 
   it('the operator frees a former ICE, never the current one, and says when nothing is reserved', async function () {

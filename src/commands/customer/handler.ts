@@ -20,6 +20,7 @@ import { wellFormedIce } from '../field-rules.ts';
 import { checkIfMatch, loadOwnedStream, loadStream, ownedBy, runCommand, type LoadedStream, type RunResult } from '../shared/handler.ts';
 import type { CreateCustomerInput, CustomerCommand, CustomerPatch } from './commands.ts';
 import { customerDecider, iceChange, initialCustomerState, type CustomerState } from './decider.ts';
+import { customerHolderChecks } from './holders.ts';
 import { customerStream, type CustomerEvent } from './events.ts';
 import { validateNewCustomer } from './validate.ts';
 
@@ -71,11 +72,14 @@ export async function createCustomer(w: CustomerWrite, customerId: string, input
   const { claim } = iceChange(command, initialCustomerState);
   return writeWithReservations(
     w.store,
-    { owner: customerId, metadata, claims: iceClaims(w.organizationId, claim), releases: [] },
+    { owner: customerId, metadata, claims: iceClaims(w.organizationId, claim), releases: [], holds: holdsIce(w.store, customerId) },
     // A new stream: the runner appends with no_stream (a taken id would be a conflict, not an overwrite).
     () => run({ ...w, ifMatch: undefined }, metadata, command, known, false),
   );
 }
+
+/** Whether the customer carries the ICE now (recovery's own check): a failed write never frees it then. */
+const holdsIce = (store: EventStore, customerId: string) => (v: ReservedValue) => customerHolderChecks.customerice(store, customerId, v.value, v.scope.prefix);
 
 /** The ICE values an update actually gave up, read from the events it appended. */
 function releasedIces(organizationId: string, result: CustomerResult): ReservedValue[] {
@@ -106,6 +110,7 @@ export async function updateCustomer(w: CustomerWrite, customerId: string, patch
       claims: iceClaims(w.organizationId, claim),
       releases: release ? [{ scope: customerIceScope(w.organizationId), value: release }] : [],
       releasedBy: (result) => releasedIces(w.organizationId, result),
+      holds: holdsIce(w.store, customerId),
     },
     () => run(w, metadata, command, loaded),
   );

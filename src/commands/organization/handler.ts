@@ -29,6 +29,7 @@ import { checkIfMatch, loadStream, runCommand, type RunResult } from '../shared/
 import type { NewOrganizationInput, OrganizationCommand, OrganizationPatch } from './commands.ts';
 import { iceChange, organizationDecider, type OrganizationState } from './decider.ts';
 import { organizationStream, type OrganizationEvent } from './events.ts';
+import { organizationHolderChecks } from './holders.ts';
 import { validateNewOrganization } from './validate.ts';
 import { wellFormedIce } from '../field-rules.ts';
 
@@ -57,6 +58,9 @@ function run(w: OrganizationWrite, metadata: EventMetadata, command: Organizatio
 export function iceClaims(ice: string | null, taken = iceAlreadyUsed) {
   return ice ? [{ scope: ORGANIZATION_ICE, value: ice, taken }] : [];
 }
+
+/** Whether the organization names `ice` now or did before (an ICE it never gives back): recovery's own check. */
+const holdsIce = (store: EventStore, organizationId: string, ice: string) => organizationHolderChecks.orgice(store, organizationId, ice, ORGANIZATION_ICE.prefix);
 
 function entityCapReached(cap: number): DomainError {
   return new DomainError('ENTITY_CAP_REACHED', `Your plan allows ${cap} organizations. Upgrade the plan to add more.`, { limit: cap });
@@ -105,7 +109,7 @@ export async function provisionOrganization(w: OrganizationWrite, p: Provisionin
   try {
     return await writeWithReservations(
       w.store,
-      { owner: p.organization_id, metadata, claims: iceClaims(claim, () => iceTaken), releases: [] },
+      { owner: p.organization_id, metadata, claims: iceClaims(claim, () => iceTaken), releases: [], holds: (v) => holdsIce(w.store, p.organization_id, v.value) },
       async () => {
         const slot = await claimFirstFree(w.store, slots, p.entity_cap, p.organization_id, metadata);
         if (slot === null) throw entityCapReached(p.entity_cap);
@@ -143,7 +147,11 @@ export async function updateOrganizationProfile(w: OrganizationWrite, organizati
   await checkedWithClaims(w.store, organizationId, () => iceClaims(wellFormedIce(patch.ice)), () => organizationDecider.decide(command, state));
   // The ICE it replaces or clears stays reserved to it: an ICE is never reused (iceChange).
   const { claim } = iceChange(command, state);
-  return writeWithReservations(w.store, { owner: organizationId, metadata, claims: iceClaims(claim), releases: [] }, () => run(w, metadata, command));
+  return writeWithReservations(
+    w.store,
+    { owner: organizationId, metadata, claims: iceClaims(claim), releases: [], holds: (v) => holdsIce(w.store, organizationId, v.value) },
+    () => run(w, metadata, command),
+  );
 }
 
 export function archiveOrganization(w: OrganizationWrite, organizationId: string): Promise<OrganizationResult> {

@@ -6,7 +6,8 @@
  *   3. write the owner's stream;
  *   4. release the values given up.
  * If step 3 fails, the values claimed in step 1 are released again (only
- * those this write took: a retried write keeps what it held before). Releases
+ * those this write took: a retried write keeps what it held before; and
+ * none the owner names by then, `holds`). Releases
  * are best effort: what a crash or an outage leaves behind, recovery
  * (src/workers/reservation-recovery.ts) frees once it sees the owner does not
  * hold the value.
@@ -37,6 +38,12 @@ export interface ReservationPlan<T> {
    * changed the owner in between); default: `releases`.
    */
   releasedBy?(result: T): ReservedValue[];
+  /**
+   * Whether the owner's stream names `value` now (its kind's holder check). When the write fails, a value this
+   * write claimed is released only if not: a concurrent write of the same owner, whose claim found the value
+   * already held, may have named it in between, and freeing it then would leave the owner naming a free value.
+   */
+  holds?(value: ReservedValue): Promise<boolean>;
 }
 
 export async function writeWithReservations<T>(store: EventStore, plan: ReservationPlan<T>, write: () => Promise<T>): Promise<T> {
@@ -54,8 +61,12 @@ export async function writeWithReservations<T>(store: EventStore, plan: Reservat
     for (const given of plan.releases) await intendRelease(store, given.scope, given.value, owner, metadata);
     result = await write();
   } catch (err) {
-    // Undo in reverse; a failure here is left to recovery, the caller gets the first error.
-    for (const mine of taken.reverse()) await release(store, mine.scope, mine.value, owner, metadata).catch(() => false);
+    // Undo in reverse, keeping what the owner names by now (holds); a failure here is left to recovery, the
+    // caller gets the first error. A holder check that fails keeps the value: recovery checks it later.
+    for (const mine of taken.reverse()) {
+      if (plan.holds && (await plan.holds(mine).catch(() => true))) continue;
+      await release(store, mine.scope, mine.value, owner, metadata).catch(() => false);
+    }
     throw err;
   }
   const released = plan.releasedBy ? plan.releasedBy(result) : plan.releases;
