@@ -21,6 +21,7 @@ import { commandInput } from './command-input.ts';
 import { organizationReply, replyAfterWrite } from './organization-reply.ts';
 import { validateNewOrganization } from '../commands/organization/validate.ts';
 import { asRecord, fieldErrorsOf, withTakenClaims } from './body-check.ts';
+import { wellFormedIce } from '../commands/field-rules.ts';
 import type { RequestContext, RouteSpec } from './route.ts';
 import { organizationCreateBody, organizationListQuery, organizationResponse } from './schemas/organizations.ts';
 
@@ -97,8 +98,9 @@ export const organizationsRoutes: RouteSpec[] = [
     body: organizationCreateBody,
     // A taken ICE beside the schema's errors too, unless the plan's cap (which comes first) would refuse the creation.
     async check(ctx, body) {
-      const account = await getAccount(ctx.rt.database.db, ctx.accountId);
-      const claims = account ? await provisioningClaims(ctx.rt.store, account.id, PLAN_LIMITS[account.plan].entityCap, asRecord(body).ice) : [];
+      const ice = asRecord(body).ice;
+      const account = wellFormedIce(ice) === null ? null : await getAccount(ctx.rt.database.db, ctx.accountId); // no ICE to judge: no read
+      const claims = account ? await provisioningClaims(ctx.rt.store, account.id, PLAN_LIMITS[account.plan].entityCap, ice) : [];
       return withTakenClaims(ctx, asSentFields(fieldErrorsOf(() => validateNewOrganization(createInput(asRecord(body))))), claims, null);
     },
     successStatus: 201,

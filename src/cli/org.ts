@@ -177,7 +177,13 @@ export function register(program: Command, open: Open): void {
       const rt = await open();
       const result = await releaseFormerIce(rt.store, value, systemMetadata());
       if (result.outcome === 'not_reserved') throw new CommandFailed(`ICE ${value} is not reserved: any organization can take it`, 'NOT_RESERVED');
-      if (result.outcome === 'in_use') throw new CommandFailed(`ICE ${value} is the ICE of organization ${result.owner} now: change it there first`, 'ICE_IN_USE');
+      if (result.outcome === 'in_use') {
+        const first = result.archived ? 'restore it and change it there first' : 'change it there first';
+        throw new CommandFailed(`ICE ${value} is the ICE of organization ${result.owner} now: ${first}`, 'ICE_IN_USE');
+      }
+      if (result.outcome === 'taken_meanwhile') {
+        throw new CommandFailed(`ICE ${value}: organization ${result.owner} took it back while it was freed, and organization ${result.holder} holds it now: both name it, fix one of them`, 'ICE_CONFLICT');
+      }
       print(opts, { ice: value, released_from: result.owner }, () => `ICE ${value} released from organization ${result.owner}`);
     });
 }

@@ -165,7 +165,7 @@ describe('organization ICEs: never given back, freed only by the operator', func
   it('the operator frees a former ICE, never the current one, and says when nothing is reserved', async function () {
     const [mistaken, right, free] = [randomIce(), randomIce(), randomIce()];
     const org = await organizationWith(mistaken);
-    expect(await releaseFormerIce(store, mistaken, metadata({ actor: 'system' }))).to.deep.equal({ outcome: 'in_use', owner: org });
+    expect(await releaseFormerIce(store, mistaken, metadata({ actor: 'system' }))).to.deep.equal({ outcome: 'in_use', owner: org, archived: false });
     expect(await ownerOf(mistaken)).to.equal(org);
     await updateOrganizationProfile(write(), org, { ice: right });
     expect(await releaseFormerIce(store, mistaken, metadata({ actor: 'system' }))).to.deep.equal({ outcome: 'released', owner: org });

@@ -12,7 +12,7 @@ const text = (description: string): JsonSchema => ({ type: ['string', 'null'], d
 
 const PROFILE: Record<string, JsonSchema> = {
   legal_name: { type: 'string', description: 'Registered name, printed on invoices (1..200 characters).' },
-  ice: text('Identifiant Commun de l\'Entreprise: 15 digits, unique on the whole platform.'),
+  ice: text('Identifiant Commun de l\'Entreprise: 15 digits, unique on the whole platform and never reused: an ICE the organization replaces or clears stays reserved to it.'),
   rc: text('Registre de commerce number.'),
   if_number: text('Identifiant fiscal.'),
   vat_number: text('VAT number.'),

@@ -152,9 +152,10 @@ function backoff(attempt: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 ** attempt)));
 }
 
-/** `at` if it is not before `floor` (ISO 8601 UTC instants), else `floor`. */
+/** `at` if it is not before `floor` (ISO 8601 instants), else `floor` written as `at` is (UTC, milliseconds). */
 export function notBefore(at: string, floor: string | undefined): string {
-  return floor !== undefined && Date.parse(floor) > Date.parse(at) ? floor : at;
+  const limit = floor === undefined ? NaN : Date.parse(floor);
+  return limit > Date.parse(at) ? new Date(limit).toISOString() : at;
 }
 
 export async function runCommand<C extends { metadata: CommandMetadata }, E extends DomainEvent, S>(
@@ -172,8 +173,10 @@ export async function runCommand<C extends { metadata: CommandMetadata }, E exte
     if (commandId && recorded.some((r) => r.id === commandId)) return { events: [], state, revision, position, earlier: recorded };
     checkIfMatch(ifMatch, revision, what);
     const built = typeof command === 'function' ? await (command as (s: S) => C | Promise<C>)(state) : command;
-    const at = notBefore(metadata.occurred_at, recorded.at(-1)?.metadata.occurred_at);
-    const stamped = at === built.metadata.now ? built : { ...built, metadata: { ...built.metadata, now: at } };
+    const floor = recorded.at(-1)?.metadata.occurred_at;
+    const at = notBefore(metadata.occurred_at, floor);
+    const now = notBefore(built.metadata.now, floor);
+    const stamped = now === built.metadata.now ? built : { ...built, metadata: { ...built.metadata, now } };
     const decided = decider.decide(stamped, state);
     if (decided.length === 0) return { events: [], state, revision, position, earlier: recorded };
     const eventMetadata = at === metadata.occurred_at ? metadata : { ...metadata, occurred_at: at };
