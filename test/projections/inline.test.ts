@@ -18,7 +18,7 @@ import { verifyProjection } from '../../src/projections/verify.ts';
 import { rebuildProjection } from '../../src/projections/rebuild.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
 import { finalizeInvoice } from '../../src/commands/invoice/handler-finalize.ts';
-import { createInvoice } from '../../src/commands/invoice/handlers.ts';
+import { createInvoice, updateInvoice } from '../../src/commands/invoice/handlers.ts';
 import { readModelFacts } from '../../src/queries/invoice-facts.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 import { call } from '../support/fixtures.ts';
@@ -307,6 +307,42 @@ describe('inline projections (PostgreSQL event store)', function () {
       expect((s.applied.get('invoice-numbers') ?? []).length).to.equal(5);
       const numbers = await sql<{ n: number }>`select count(*)::int as n from invoice_numbers`.execute(s.database.db);
       expect(numbers.rows[0].n).to.equal(5);
+    });
+  });
+
+  describe('a finalize decided after an edit that came later than its request', () => {
+    let s: Started;
+    before(async () => {
+      s = await start();
+    });
+    after(() => stop(s));
+
+    it('is stamped no earlier than the edit it froze, in one transaction and lock first (the EventStoreDB way)', async () => {
+      const api = await invoicesClient({ url: s.url, database: s.database });
+      const customer = await api.customer();
+      const rt = s.server.runtime;
+      const organizationId = api.tenant.organizationId;
+      const at = (ms: number) => ({ organization_id: organizationId, actor: 'system', request_id: null, correlation_id: null, causation_id: null, occurred_at: new Date(ms).toISOString() });
+      // Without appendToStreams the lock goes alone and completeFinalization stamps the completion.
+      const lockFirst = new Proxy(rt.store, {
+        get(target, property) {
+          if (property === 'appendToStreams') return undefined;
+          const value = Reflect.get(target, property, target);
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      });
+      for (const store of [rt.store, lockFirst]) {
+        const w = (ms: number) => ({ store, organizationId, facts: readModelFacts(rt.database.pool), metadata: at(ms) });
+        const now = Date.now();
+        const created = await createInvoice(w(now - 60_000), { customer_id: customer.id, issue_date: '2026-03-14', items: [{ description: 'Audit', quantity: 1, unit_price: '100.00', tax_rate: 20 }] });
+        const edited = await updateInvoice(w(now), created.invoice.id, { notes: 'edited' });
+        // The finalize's request arrived 30 s before the edit, and is decided on the edited invoice.
+        const finalized = await finalizeInvoice(w(now - 30_000), created.invoice.id);
+        expect(finalized.invoice.finalized_at, store === rt.store ? 'one transaction' : 'lock first').to.equal(edited.invoice.updated_at);
+        const times = (await rt.store.readStream(`invoice-${created.invoice.id}`)).map((e) => e.metadata.occurred_at);
+        expect(times, 'occurred_at in order').to.deep.equal([...times].sort());
+        expect(times.at(-1)).to.equal(edited.invoice.updated_at);
+      }
     });
   });
 
