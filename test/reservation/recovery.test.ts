@@ -21,6 +21,7 @@ import {
 } from '../../src/workers/reservation-recovery.ts';
 import { metadata } from '../eventstore/contract.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
+import { freshPostgresStore, type PostgresStoreSetup } from '../support/event-store.ts';
 import { randomIce } from './protocol.ts';
 
 /** Owners that exist and the value each holds, as the owner streams would say. */
@@ -103,16 +104,13 @@ describe('reservation recovery', function () {
 });
 
 describe('organization ICEs: never given back, freed only by the operator', function () {
-  let database: TestDatabase;
+  let setup: PostgresStoreSetup;
   let store: EventStore;
   beforeEach(async function () {
-    database = await freshDatabase();
-    store = await createPostgresEventStore(database.pool);
+    setup = await freshPostgresStore();
+    store = setup.store;
   });
-  afterEach(async function () {
-    await store.close();
-    await database.drop();
-  });
+  afterEach(() => setup.cleanup());
 
   const write = () => ({ store, metadata: metadata({ actor: 'system' }) });
   async function organizationWith(ice: string): Promise<string> {
