@@ -45,7 +45,7 @@ function createInput(body: CreateBody): NewOrganizationInput {
   return { ...profile, billing_address: { street: address_street, city: address_city, postal_code: address_postal_code, country: address_country } };
 }
 
-/** The domain names billing_address.city and the like: this endpoint's client sent address_city (createInput). */
+/** The domain names billing_address.city and the like: this endpoint's client sent address_city (createInput's `address_<part>`). */
 function asSentFields(fields: FieldError[]): FieldError[] {
   return fields.map((f) => (f.field.startsWith('billing_address.') ? { ...f, field: `address_${f.field.slice('billing_address.'.length)}` } : f));
 }

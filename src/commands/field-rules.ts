@@ -49,7 +49,6 @@ const INVISIBLE = /^[\s\p{Cf}]*$/u;
  * Reads one text field. Returns undefined when absent, null for "no value"
  * (null, or blank when optional: a cleared form field), else the text.
  */
-
 export function readText(errors: FieldErrors, field: string, value: unknown, rule: TextRule): string | null | undefined {
   if (value === undefined || value === null) {
     if (rule.required) errors.add(field, 'is required');

@@ -15,7 +15,7 @@
  */
 import type { EventMetadata, EventStore } from '../../eventstore/types.ts';
 import { envelope } from '../command.ts';
-import { checkedWithClaims, customerIceScope, iceAlreadyUsed, writeWithReservations, type ReservedValue } from '../reservation/index.ts';
+import { checkedWithClaims, customerIceScope, heldBy, iceAlreadyUsed, writeWithReservations, type ReservedValue } from '../reservation/index.ts';
 import { wellFormedIce } from '../field-rules.ts';
 import { checkIfMatch, loadOwnedStream, loadStream, ownedBy, runCommand, type LoadedStream, type RunResult } from '../shared/handler.ts';
 import type { CreateCustomerInput, CustomerCommand, CustomerPatch } from './commands.ts';
@@ -72,14 +72,11 @@ export async function createCustomer(w: CustomerWrite, customerId: string, input
   const { claim } = iceChange(command, initialCustomerState);
   return writeWithReservations(
     w.store,
-    { owner: customerId, metadata, claims: iceClaims(w.organizationId, claim), releases: [], holds: holdsIce(w.store, customerId) },
+    { owner: customerId, metadata, claims: iceClaims(w.organizationId, claim), releases: [], holds: heldBy(customerHolderChecks, w.store, customerId) },
     // A new stream: the runner appends with no_stream (a taken id would be a conflict, not an overwrite).
     () => run({ ...w, ifMatch: undefined }, metadata, command, known, false),
   );
 }
-
-/** Whether the customer carries the ICE now (recovery's own check): a failed write never frees it then. */
-const holdsIce = (store: EventStore, customerId: string) => (v: ReservedValue) => customerHolderChecks.customerice(store, customerId, v.value, v.scope.prefix);
 
 /** The ICE values an update actually gave up, read from the events it appended. */
 function releasedIces(organizationId: string, result: CustomerResult): ReservedValue[] {
@@ -110,7 +107,7 @@ export async function updateCustomer(w: CustomerWrite, customerId: string, patch
       claims: iceClaims(w.organizationId, claim),
       releases: release ? [{ scope: customerIceScope(w.organizationId), value: release }] : [],
       releasedBy: (result) => releasedIces(w.organizationId, result),
-      holds: holdsIce(w.store, customerId),
+      holds: heldBy(customerHolderChecks, w.store, customerId),
     },
     () => run(w, metadata, command, loaded),
   );

@@ -17,6 +17,7 @@ import { envelope } from '../command.ts';
 import {
   claim,
   claimFirstFree,
+  heldBy,
   readReservation,
   iceAlreadyUsed,
   ORGANIZATION_ICE,
@@ -30,7 +31,7 @@ import { checkIfMatch, loadStream, runCommand, type RunResult } from '../shared/
 import type { NewOrganizationInput, OrganizationCommand, OrganizationPatch } from './commands.ts';
 import { iceChange, organizationDecider, type OrganizationState } from './decider.ts';
 import { organizationStream, type OrganizationEvent } from './events.ts';
-import { organizationHolderChecks } from './holders.ts';
+import { organizationHolderChecks, organizationState } from './holders.ts';
 import { validateNewOrganization } from './validate.ts';
 import { wellFormedIce } from '../field-rules.ts';
 
@@ -59,9 +60,6 @@ function run(w: OrganizationWrite, metadata: EventMetadata, command: Organizatio
 export function iceClaims(ice: string | null, taken = iceAlreadyUsed) {
   return ice ? [{ scope: ORGANIZATION_ICE, value: ice, taken }] : [];
 }
-
-/** Whether the organization names `ice` now or did before (an ICE it never gives back): recovery's own check. */
-const holdsIce = (store: EventStore, organizationId: string, ice: string) => organizationHolderChecks.orgice(store, organizationId, ice, ORGANIZATION_ICE.prefix);
 
 function entityCapReached(cap: number): DomainError {
   return new DomainError('ENTITY_CAP_REACHED', `Your plan allows ${cap} organizations. Upgrade the plan to add more.`, { limit: cap });
@@ -110,7 +108,7 @@ export async function provisionOrganization(w: OrganizationWrite, p: Provisionin
   try {
     return await writeWithReservations(
       w.store,
-      { owner: p.organization_id, metadata, claims: iceClaims(claim, () => iceTaken), releases: [], holds: (v) => holdsIce(w.store, p.organization_id, v.value) },
+      { owner: p.organization_id, metadata, claims: iceClaims(claim, () => iceTaken), releases: [], holds: heldBy(organizationHolderChecks, w.store, p.organization_id) },
       async () => {
         const slot = await claimFirstFree(w.store, slots, p.entity_cap, p.organization_id, metadata);
         if (slot === null) throw entityCapReached(p.entity_cap);
@@ -150,7 +148,7 @@ export async function updateOrganizationProfile(w: OrganizationWrite, organizati
   const { claim } = iceChange(command, state);
   return writeWithReservations(
     w.store,
-    { owner: organizationId, metadata, claims: iceClaims(claim), releases: [], holds: (v) => holdsIce(w.store, organizationId, v.value) },
+    { owner: organizationId, metadata, claims: iceClaims(claim), releases: [], holds: heldBy(organizationHolderChecks, w.store, organizationId) },
     () => run(w, metadata, command),
   );
 }
@@ -195,7 +193,7 @@ export type FormerIceRelease =
 export async function releaseFormerIce(store: EventStore, ice: string, metadata: EventMetadata): Promise<FormerIceRelease> {
   const { owner } = await readReservation(store, ORGANIZATION_ICE, ice);
   if (owner === null) return { outcome: 'not_reserved' };
-  const current = async () => (await loadStream(store, organizationStream(owner), organizationDecider)).state.organization;
+  const current = async () => (await organizationState(store, owner)).organization;
   const before = await current();
   if (before?.ice === ice) return { outcome: 'in_use', owner, archived: before.archived };
   await release(store, ORGANIZATION_ICE, ice, owner, metadata);

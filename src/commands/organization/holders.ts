@@ -10,7 +10,8 @@ import { loadStream } from '../shared/handler.ts';
 import { organizationDecider, type OrganizationState } from './decider.ts';
 import { organizationStream } from './events.ts';
 
-async function organizationState(store: EventStore, organizationId: string): Promise<OrganizationState> {
+/** The organization's state as its stream says (recovery's checks and the operator's release read it). */
+export async function organizationState(store: EventStore, organizationId: string): Promise<OrganizationState> {
   return (await loadStream(store, organizationStream(organizationId), organizationDecider)).state;
 }
 
