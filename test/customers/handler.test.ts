@@ -11,18 +11,13 @@ import { customerIceScope, readReservation } from '../../src/commands/reservatio
 import { createPostgresEventStore } from '../../src/eventstore/postgres.ts';
 import type { EventStore } from '../../src/eventstore/types.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
+import { storeWith } from '../support/event-store.ts';
 
 /** The store, except that appends to customer streams fail (a lost connection, a full disk). */
 function failingCustomerAppends(store: EventStore): EventStore {
-  return new Proxy(store, {
-    get(target, prop) {
-      if (prop === 'appendToStream') {
-        return (stream: string, ...rest: any[]) =>
-          stream.startsWith('customer-') ? Promise.reject(new Error('connection lost')) : (target.appendToStream as any)(stream, ...rest);
-      }
-      const value = Reflect.get(target, prop, target);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
+  return storeWith(store, {
+    appendToStream: (stream: string, ...rest: any[]) =>
+      stream.startsWith('customer-') ? Promise.reject(new Error('connection lost')) : (store.appendToStream as any)(stream, ...rest),
   });
 }
 

@@ -20,6 +20,8 @@ import { startServer, type RunningServer } from '../../src/server.ts';
 import { finalizeInvoice } from '../../src/commands/invoice/handler-finalize.ts';
 import { createInvoice, updateInvoice } from '../../src/commands/invoice/handlers.ts';
 import { readModelFacts } from '../../src/queries/invoice-facts.ts';
+import { systemMetadata } from '../../src/commands/command.ts';
+import { storeWith } from '../support/event-store.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 import { call } from '../support/fixtures.ts';
 import { until } from '../support/wait.ts';
@@ -322,15 +324,9 @@ describe('inline projections (PostgreSQL event store)', function () {
       const customer = await api.customer();
       const rt = s.server.runtime;
       const organizationId = api.tenant.organizationId;
-      const at = (ms: number) => ({ organization_id: organizationId, actor: 'system', request_id: null, correlation_id: null, causation_id: null, occurred_at: new Date(ms).toISOString() });
+      const at = (ms: number) => systemMetadata({ organization_id: organizationId, occurred_at: new Date(ms).toISOString() });
       // Without appendToStreams the lock goes alone and completeFinalization stamps the completion.
-      const lockFirst = new Proxy(rt.store, {
-        get(target, property) {
-          if (property === 'appendToStreams') return undefined;
-          const value = Reflect.get(target, property, target);
-          return typeof value === 'function' ? value.bind(target) : value;
-        },
-      });
+      const lockFirst = storeWith(rt.store, { appendToStreams: undefined });
       for (const store of [rt.store, lockFirst]) {
         const w = (ms: number) => ({ store, organizationId, facts: readModelFacts(rt.database.pool), metadata: at(ms) });
         const now = Date.now();

@@ -21,7 +21,7 @@ import {
 } from '../../src/workers/reservation-recovery.ts';
 import { metadata } from '../eventstore/contract.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
-import { freshPostgresStore, type PostgresStoreSetup } from '../support/event-store.ts';
+import { freshPostgresStore, storeWith, type PostgresStoreSetup } from '../support/event-store.ts';
 import { randomIce } from './protocol.ts';
 
 /** Owners that exist and the value each holds, as the owner streams would say. */
@@ -139,19 +139,13 @@ describe('organization ICEs: never given back, freed only by the operator', func
     const org = await organizationWith(first);
     // The second PATCH lands between the first one's claim (which took the ICE) and its append (now stale).
     let raced = false;
-    const racing = new Proxy(store, {
-      get(target, property) {
-        if (property === 'appendToStream') {
-          return async (stream: string, events: any, expected: any) => {
-            if (!raced && stream === organizationStream(org)) {
-              raced = true;
-              await updateOrganizationProfile(write(), org, { ice: next }); // its claim finds the ICE already held
-            }
-            return target.appendToStream(stream, events, expected);
-          };
+    const racing = storeWith(store, {
+      appendToStream: async (stream: string, events: any, expected: any) => {
+        if (!raced && stream === organizationStream(org)) {
+          raced = true;
+          await updateOrganizationProfile(write(), org, { ice: next }); // its claim finds the ICE already held
         }
-        const value = Reflect.get(target, property, target);
-        return typeof value === 'function' ? value.bind(target) : value;
+        return store.appendToStream(stream, events, expected);
       },
     });
     const err = await updateOrganizationProfile({ store: racing, metadata: metadata({ actor: 'system' }), ifMatch: 0 }, org, { ice: next }).then(() => null, (e) => e);

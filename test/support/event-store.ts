@@ -49,3 +49,14 @@ export function eventsAsOneJsonArray(events: NewEvent[]): string {
     return `{"body":"${sha256Hex(body)}",${body.slice(1)}`;
   }).join(',')}]`;
 }
+
+/** `store` with some of its methods replaced (the others bound to it): a fault or a race put where a test needs it. */
+export function storeWith(store: EventStore, overrides: Partial<Record<keyof EventStore, unknown>>): EventStore {
+  return new Proxy(store, {
+    get(target, property) {
+      if (Object.hasOwn(overrides, property)) return overrides[property as keyof EventStore];
+      const value = Reflect.get(target, property, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
