@@ -13,6 +13,7 @@ import { getInvoice, listInvoices, type InvoiceListQuery } from '../queries/invo
 import { notFound } from '../shared/errors.ts';
 import { answerAfterWrite, type WrittenResource } from './answer.ts';
 import { commandInput } from './command-input.ts';
+import { withPrefetched } from './pipeline/prefetch.ts';
 import { readInvoicePatch, readNewInvoice, readPayment, readVoidReason } from '../commands/invoice/validate.ts';
 import { isUuid } from '../shared/ids.ts';
 import { asRecord, fieldErrorsOf, type BodyCheckContext } from './body-check.ts';
@@ -22,7 +23,7 @@ import * as schemas from './schemas/invoices.ts';
 const organizationOf = (ctx: RequestContext) => ctx.organizationId!; // organization routes always have one
 
 function write(ctx: RequestContext): InvoiceWrite {
-  return { ...commandInput(ctx), organizationId: organizationOf(ctx), facts: readModelFacts(ctx.rt.database.pool) };
+  return { ...commandInput(ctx), organizationId: organizationOf(ctx), facts: withPrefetched(readModelFacts(ctx.rt.database.pool), ctx.prefetched) };
 }
 
 /**
@@ -105,6 +106,7 @@ export const invoiceRoutes: RouteSpec[] = [
     scope: 'invoices:write',
     body: schemas.createInvoiceBody,
     check: (ctx, body) => invoiceBodyErrors(ctx, body, 'create'),
+    prefetch: 'customer-of-body',
     successStatus: 201,
     location: '/invoices/:id',
     async handler(ctx, { body }) {
@@ -120,6 +122,7 @@ export const invoiceRoutes: RouteSpec[] = [
     scope: 'invoices:write',
     body: schemas.updateInvoiceBody,
     check: (ctx, body) => invoiceBodyErrors(ctx, body, 'update'),
+    prefetch: 'customer-of-body',
     errors: ['INVOICE_NOT_EDITABLE', 'VERSION_CONFLICT'],
     async handler(ctx, { params, body }) {
       return answer(ctx, await updateInvoice(write(ctx), params.id, body));
@@ -127,6 +130,7 @@ export const invoiceRoutes: RouteSpec[] = [
   },
   {
     ...action('finalizeInvoice', '/invoices/:id/finalize', 'Finalize a draft: assigns the official number and locks it', 'invoices:finalize', ['INVOICE_NOT_DRAFT']),
+    prefetch: 'customer-of-invoice',
     async handler(ctx, { params }) {
       return answer(ctx, await finalizeInvoice(write(ctx), params.id));
     },

@@ -10,6 +10,7 @@ import type { EventMetadata } from '../eventstore/types.ts';
 import type { Runtime } from '../runtime.ts';
 import type { Scope } from '../accounts/scopes.ts';
 import type { ErrorCode, FieldError } from '../shared/errors.ts';
+import type { Prefetched, PrefetchKind } from './pipeline/prefetch.ts';
 
 export type { Scope };
 
@@ -34,6 +35,8 @@ export interface RequestContext {
   key: ApiKeyInfo;
   /** The organization the request acts on (null on /organizations* routes). */
   organizationId: string | null;
+  /** Facts the key's statement fetched for this route (RouteSpec.prefetch; src/api/pipeline/prefetch.ts). */
+  prefetched: Prefetched;
   /** If-Match as a stream revision (undefined when absent). */
   ifMatch?: number;
   /** Metadata for events appended by this request. */
@@ -103,6 +106,11 @@ export interface RouteSpec<B = any, Q = any> {
   location?: string;
   /** Domain rules of the body, reported with the schema's errors (see BodyCheck). */
   check?: BodyCheck;
+  /**
+   * A row the handler will read, fetched by the key's statement (one round trip fewer): the customer
+   * its body names, or the customer of the invoice its path names (src/api/pipeline/prefetch.ts).
+   */
+  prefetch?: PrefetchKind;
   /** Schema of `data` in the success envelope, for OpenAPI (optional). */
   response?: JsonSchema;
   /** Endpoint-specific error codes, for OpenAPI. */

@@ -22,6 +22,7 @@ import {
 import { publicSchedule, type Schedule } from '../commands/schedule/events.ts';
 import type { InvoiceResult } from '../commands/invoice/handlers.ts';
 import { readModelFacts } from '../queries/invoice-facts.ts';
+import { withPrefetched } from './pipeline/prefetch.ts';
 import { getSchedule, listSchedules, planOf, quotaUse, scheduleHistory, type ScheduleListQuery } from '../queries/schedules.ts';
 import { upcomingRunDates } from '../commands/schedule/calendar.ts';
 import { DomainError, notFound } from '../shared/errors.ts';
@@ -192,13 +193,14 @@ export const scheduleRoutes: RouteSpec[] = [
     audience: 'organization',
     body: schemas.createScheduleBody,
     check: newScheduleErrors,
+    prefetch: 'customer-of-body',
     successStatus: 201,
     location: '/recurring-invoices/:id',
     response: schemas.scheduleDetailSchema,
     errors: ['QUOTA_EXCEEDED'],
     async handler(ctx, { body }) {
       const quota = await quotaOf(ctx);
-      const customer = await readModelFacts(ctx.rt.database.pool).customer(organizationOf(ctx), body.customer_id);
+      const customer = await withPrefetched(readModelFacts(ctx.rt.database.pool), ctx.prefetched).customer(organizationOf(ctx), body.customer_id);
       const input = { ...body, customer_id: typeof body.customer_id === 'string' ? body.customer_id.toLowerCase() : body.customer_id };
       const result = await createSchedule(write(ctx), { scheduleId: ctx.newId('schedule'), input, customer, ...quota });
       return answer(ctx, result, 201);

@@ -66,10 +66,38 @@ export async function getCustomer(pool: pg.Pool, organizationId: string, custome
 
 /** The customer facts an invoice records (id, name, type, ice, email, phone, address, status). */
 export async function customerSnapshot(pool: pg.Pool, organizationId: string, customerId: string): Promise<InvoiceCustomer | null> {
-  const customer = await getCustomer(pool, organizationId, customerId);
-  if (!customer) return null;
-  const { id, name, type, ice, email, phone, address, status } = customer;
-  return { id, name, type, ice, email, phone, address, status };
+  const { rows } = await pool.query({ name: 'customers.get', text: GET_SQL, values: [customerId] });
+  const found = rows[0] && snapshotOfRow(rows[0]);
+  return found && found.organizationId === organizationId ? found.snapshot : null;
+}
+
+/** The columns of an invoice's customer snapshot and its organization. */
+const SNAPSHOT_COLUMNS = ['id', 'name', 'type', 'ice', 'email', 'phone', 'address_street', 'address_city', 'address_postal_code', 'address_country', 'status', 'organization_id'] as const;
+
+/**
+ * A snapshot's columns of the customers row `alias`, each named `<prefix><column>`: for a statement that
+ * reads a customer beside other things (the key's, src/api/pipeline/prefetch.ts), read back by snapshotOfRow.
+ */
+export function snapshotColumns(alias: string, prefix: string): string {
+  return SNAPSHOT_COLUMNS.map((c) => `${alias}.${c} as ${prefix}${c}`).join(', ');
+}
+
+/** The snapshot an invoice records, and the customer's organization, from a row with the snapshot's columns (prefixed). */
+export function snapshotOfRow(row: Record<string, any>, prefix = ''): { organizationId: string; snapshot: InvoiceCustomer } {
+  const c = (name: (typeof SNAPSHOT_COLUMNS)[number]) => row[prefix + name];
+  return {
+    organizationId: c('organization_id'),
+    snapshot: {
+      id: c('id'),
+      name: c('name'),
+      type: c('type'),
+      ice: c('ice'),
+      email: c('email'),
+      phone: c('phone'),
+      address: { street: c('address_street'), city: c('address_city'), postal_code: c('address_postal_code'), country: c('address_country') },
+      status: c('status'),
+    },
+  };
 }
 
 export interface CustomerListQuery {

@@ -6,7 +6,9 @@
  *
  * The same statement counts the request in the key's rate-limit window
  * (ratelimit.ts): one round trip for both, which is most of the pipeline's
- * cost per request. Requests with an unknown key are not counted.
+ * cost per request. Requests with an unknown key are not counted. It also
+ * brings the facts the route's write will read (prefetch.ts), and an
+ * organization key's seller facts.
  */
 import type { Request } from 'express';
 import { effectiveSubscriptionStatus, type SubscriptionStatus } from '../../accounts/accounts.ts';
@@ -15,6 +17,7 @@ import type { Runtime } from '../../runtime.ts';
 import { DomainError } from '../../shared/errors.ts';
 import { requestsPerMinute, type Plan } from '../../accounts/plans.ts';
 import { COUNT_REQUEST, windowOf, type RateWindow } from './ratelimit.ts';
+import { prefetchCte, prefetchedOf, type Prefetched, type PrefetchHint, type PrefetchKind } from './prefetch.ts';
 import type { ApiKeyInfo, Scope } from '../route.ts';
 
 export interface OrganizationState {
@@ -35,19 +38,31 @@ export interface Principal {
   keyOrganization: OrganizationState | null;
   /** This request's place in the key's rate-limit window. */
   window: RateWindow;
+  /** What the key's statement fetched for the route (prefetch.ts). */
+  prefetched: Prefetched;
 }
 
-const KEY_QUERY = `
+/** The key's statement, with the CTE `fetched` of a route's prefetch (prefetch.ts), its id as $3. */
+function keyQuery(prefetch?: PrefetchKind): string {
+  return `
   with caller as (
     select k.id, k.kind, k.mode, k.account_id, k.organization_id, k.scopes, k.secret_hash,
            a.plan, a.subscription_status, a.current_period_end, a.requests_per_minute,
-           o.account_id as org_account_id, o.archived as org_archived, o.api_enabled as org_api_enabled
+           o.account_id as org_account_id, o.archived as org_archived, o.api_enabled as org_api_enabled,
+           o.legal_name as org_legal_name, o.ice as org_ice
       from api_keys k
       join accounts a on a.id = k.account_id
       left join organizations o on o.id = k.organization_id
      where k.secret_hash = $1 and k.revoked_at is null
-  ), hit as (${COUNT_REQUEST})
-  select caller.*, hit.points as window_points, hit.expire as window_expire from caller left join hit on true`;
+  ), hit as (${COUNT_REQUEST})${prefetch ? `, ${prefetchCte(prefetch, 3)}` : ''}
+  select caller.*, hit.points as window_points, hit.expire as window_expire${prefetch ? ', fetched.*' : ''}
+    from caller left join hit on true${prefetch ? ' left join fetched on true' : ''}`;
+}
+
+/** Each variant a named statement: planned once per connection, not on every request. */
+const KEY_STATEMENTS = new Map<PrefetchKind | undefined, { name: string; text: string }>(
+  ([undefined, 'customer-of-body', 'customer-of-invoice'] as const).map((kind) => [kind, { name: `pipeline-authenticate${kind ? `+${kind}` : ''}`, text: keyQuery(kind) }]),
+);
 
 const MESSAGE = 'Invalid or missing API key. Send it as Authorization: Bearer <key>.';
 
@@ -71,7 +86,8 @@ function authorizationHeaders(raw: string[]): number {
   return n;
 }
 
-export async function authenticate(rt: Runtime, req: Request): Promise<Principal> {
+/** `hint`: a row the route's write will read, fetched by the same statement (prefetch.ts). */
+export async function authenticate(rt: Runtime, req: Request, hint: PrefetchHint = null): Promise<Principal> {
   const secret = bearerToken(req);
   const mode = modeOfSecret(secret);
   if (mode === null) throw unauthorized();
@@ -80,8 +96,8 @@ export async function authenticate(rt: Runtime, req: Request): Promise<Principal
     throw unauthorized(`${mode} keys are not accepted by this ${rt.config.serviceMode}-mode server`);
   }
   const hash = hashSecret(secret);
-  // A named statement: planned once per connection, not on every request.
-  const { rows } = await rt.database.pool.query({ name: 'pipeline-authenticate', text: KEY_QUERY, values: [hash, Date.now()] });
+  const statement = KEY_STATEMENTS.get(hint?.kind)!;
+  const { rows } = await rt.database.pool.query({ ...statement, values: hint ? [hash, Date.now(), hint.id] : [hash, Date.now()] });
   const row = rows[0];
   if (!row || !sameHash(row.secret_hash, hash) || row.mode !== mode) throw unauthorized();
   // An organization key whose organization is gone from the read model cannot act anywhere.
@@ -106,5 +122,6 @@ export async function authenticate(rt: Runtime, req: Request): Promise<Principal
       row.kind === 'organization'
         ? { id: row.organization_id, accountId: row.account_id, archived: row.org_archived, apiEnabled: row.org_api_enabled }
         : null,
+    prefetched: prefetchedOf(hint, row),
   };
 }

@@ -8,6 +8,7 @@ import { derivedV7 } from '../../shared/derived-id.ts';
 import type { Runtime } from '../../runtime.ts';
 import { validationError } from '../../shared/errors.ts';
 import type { ApiKeyInfo, RequestContext } from '../route.ts';
+import type { Prefetched } from './prefetch.ts';
 
 const CORRELATION = /^[\w.:-]{1,128}$/;
 
@@ -40,6 +41,7 @@ export function createContext(
   res: Response,
   key: ApiKeyInfo,
   organizationId: string | null,
+  prefetched: Prefetched = {},
 ): RequestContext {
   const requestId = res.locals.requestId as string;
   const given = req.header('x-correlation-id');
@@ -51,6 +53,7 @@ export function createContext(
     requestId,
     key,
     organizationId,
+    prefetched,
     idempotencySeed: null,
     newId: (kind) => (ctx.idempotencySeed ? derivedV7(ctx.idempotencySeed, kind) : uuidv7()),
     ifMatch: parseIfMatch(req.header('if-match')),

@@ -14,6 +14,7 @@ import { createContext } from './context.ts';
 import { derivedV7 } from '../../shared/derived-id.ts';
 import { begin, finish, fingerprint, idempotencyKeyOf, purgeExpired, release } from './idempotency.ts';
 import { authenticateAndCount } from './keyed.ts';
+import { prefetchHint } from './prefetch.ts';
 import { enforceRateLimit } from './ratelimit.ts';
 import { renderError, renderReply, send, type Rendered } from './reply.ts';
 import type { UnauthenticatedLimiter } from './unauthenticated.ts';
@@ -30,14 +31,14 @@ export function mountRoutes(router: Router, rt: Runtime, specs: readonly RouteSp
     router[spec.method](spec.path, async (req: Request, res: Response, next: NextFunction) => {
       res.locals.route = `${req.baseUrl}${spec.path}`; // the route template of the access log and metrics (src/api/access-log.ts)
       try {
-        const { principal, rate } = await authenticateAndCount(rt, unauthenticated, req, res);
+        const { principal, rate } = await authenticateAndCount(rt, unauthenticated, req, res, prefetchHint(spec.prefetch, req));
         const organizationId = await authorize(rt, req, spec, principal);
         enforceRateLimit(res, rate);
         const checked = validate(req);
         if (checked.errors.length) throw await refusal(spec, checked, { rt, organizationId, accountId: principal.key.accountId, params: req.params as Record<string, string> });
         const input = checked.input;
         const idemKey = idempotencyKeyOf(req);
-        const ctx = createContext(rt, req, res, principal.key, organizationId);
+        const ctx = createContext(rt, req, res, principal.key, organizationId, principal.prefetched);
         const run = async (): Promise<Rendered> => {
           try {
             return withLocation(spec, req.baseUrl, renderReply(await spec.handler(ctx, input)));

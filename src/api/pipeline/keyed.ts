@@ -9,14 +9,21 @@ import type { Request, Response } from 'express';
 import type { Runtime } from '../../runtime.ts';
 import { DomainError } from '../../shared/errors.ts';
 import { authenticate, type Principal } from './authenticate.ts';
+import type { PrefetchHint } from './prefetch.ts';
 import { enforceRateLimit, rateLimitOf, setRateLimitHeaders, type RateLimitResult } from './ratelimit.ts';
 import type { UnauthenticatedLimiter } from './unauthenticated.ts';
 
-/** Authenticates the request's key (401, or 429 for an address with too many failures) and counts it. */
-export async function authenticateAndCount(rt: Runtime, unauthenticated: UnauthenticatedLimiter, req: Request, res: Response): Promise<{ principal: Principal; rate: RateLimitResult }> {
+/** Authenticates the request's key (401, or 429 for an address with too many failures) and counts it; `hint`: what to fetch beside it (prefetch.ts). */
+export async function authenticateAndCount(
+  rt: Runtime,
+  unauthenticated: UnauthenticatedLimiter,
+  req: Request,
+  res: Response,
+  hint: PrefetchHint = null,
+): Promise<{ principal: Principal; rate: RateLimitResult }> {
   try {
     unauthenticated.check(req, res);
-    const principal = await authenticate(rt, req).catch((err) => {
+    const principal = await authenticate(rt, req, hint).catch((err) => {
       if (err instanceof DomainError && err.code === 'UNAUTHORIZED') unauthenticated.failed(req);
       throw err;
     });

@@ -1,0 +1,110 @@
+/**
+ * The prefetch's pure parts (src/api/pipeline/prefetch.ts): the hint read from a request before it is
+ * validated, and the facts that answer from what was fetched only for the very row asked for. The
+ * statement itself runs in every HTTP suite that creates or finalizes an invoice, and
+ * test/invoices/round-trips.test.ts counts the round trip it saves.
+ */
+import { expect } from 'chai';
+import type { Request } from 'express';
+import type { InvoiceCustomer } from '../../src/commands/invoice/commands.ts';
+import type { InvoiceFacts } from '../../src/commands/invoice/facts.ts';
+import { prefetchHint, prefetchedOf, withPrefetched, type Prefetched } from '../../src/api/pipeline/prefetch.ts';
+
+const A = '0190a1b2-0000-7000-8000-00000000000a';
+const B = '0190a1b2-0000-7000-8000-00000000000b';
+const ORG = '0190a1b2-0000-7000-8000-0000000000f1';
+const OTHER_ORG = '0190a1b2-0000-7000-8000-0000000000f2';
+
+const withBody = (text: string, params: Record<string, string> = {}) => ({ body: Buffer.from(text), params }) as unknown as Request;
+
+const snapshot = (id: string): InvoiceCustomer => ({
+  id, name: 'Atlas SARL', type: 'b2b', ice: '001234567000089', email: null, phone: null,
+  address: { street: null, city: 'Rabat', postal_code: null, country: 'MA' }, status: 'active',
+});
+
+/** Facts that record what they were asked: the reads the prefetch did not spare. */
+function recording(): InvoiceFacts & { asked: string[] } {
+  const asked: string[] = [];
+  return {
+    asked,
+    async customer(organizationId, customerId) {
+      asked.push(`customer ${String(customerId)}`);
+      return organizationId === ORG ? snapshot(String(customerId)) : null;
+    },
+    async organization(organizationId) {
+      asked.push(`organization ${organizationId}`);
+      return { legal_name: 'read', ice: null };
+    },
+  };
+}
+
+describe('prefetch: the hint', () => {
+  it("takes the body's customer_id, lower-cased, wherever it stands and however it is spaced", () => {
+    expect(prefetchHint('customer-of-body', withBody(`{"issue_date":"2026-03-14","customer_id" :  "${A.toUpperCase()}","items":[]}`))).to.deep.equal({ kind: 'customer-of-body', id: A });
+    expect(prefetchHint('customer-of-body', withBody(`{\n  "customer_id":\n"${A}"\n}`))).to.deep.equal({ kind: 'customer-of-body', id: A });
+  });
+
+  it('gives none for what it cannot read without parsing: no body, not a UUID, an escaped name, a name inside a string', () => {
+    expect(prefetchHint('customer-of-body', withBody(''))).to.equal(null);
+    expect(prefetchHint('customer-of-body', withBody('{"customer_id":"0190a1b2-0000-7000-8000-00000000000"}'))).to.equal(null);
+    expect(prefetchHint('customer-of-body', withBody('{"customer_id":12}'))).to.equal(null);
+    expect(prefetchHint('customer-of-body', withBody(`{"customer\\u005fid":"${A}"}`))).to.equal(null);
+    expect(prefetchHint('customer-of-body', withBody(`{"notes":"\\"customer_id\\":\\"${A}\\""}`))).to.equal(null);
+  });
+
+  it("takes the path's invoice id for the customer of an invoice, and nothing for a route without a prefetch", () => {
+    expect(prefetchHint('customer-of-invoice', withBody('', { id: B.toUpperCase() }))).to.deep.equal({ kind: 'customer-of-invoice', id: B });
+    expect(prefetchHint('customer-of-invoice', withBody('', { id: 'not-a-uuid' }))).to.equal(null);
+    expect(prefetchHint(undefined, withBody(`{"customer_id":"${A}"}`))).to.equal(null);
+  });
+});
+
+describe('prefetch: the facts it answers', () => {
+  const row = (customer: string | null, organization = ORG) => ({
+    kind: 'organization', organization_id: ORG, org_legal_name: 'Atlas Holding SA', org_ice: '001234567000089',
+    ...(customer === null ? {} : {
+      c_id: customer, c_name: 'Atlas SARL', c_type: 'b2b', c_ice: '001234567000089', c_email: null, c_phone: null,
+      c_address_street: null, c_address_city: 'Rabat', c_address_postal_code: null, c_address_country: 'MA', c_status: 'active', c_organization_id: organization,
+    }),
+  });
+
+  it('answers the customer fetched and the key\'s organization without reading; any other id is read', async () => {
+    const facts = recording();
+    const prefetched = withPrefetched(facts, prefetchedOf({ kind: 'customer-of-body', id: A }, row(A)));
+    expect(await prefetched.customer(ORG, A.toUpperCase())).to.deep.equal(snapshot(A));
+    expect(await prefetched.organization(ORG)).to.deep.equal({ legal_name: 'Atlas Holding SA', ice: '001234567000089' });
+    expect(facts.asked).to.deep.equal([]);
+    expect(await prefetched.customer(ORG, B)).to.deep.equal(snapshot(B));
+    expect(await prefetched.organization(OTHER_ORG)).to.deep.equal({ legal_name: 'read', ice: null });
+    expect(facts.asked).to.deep.equal([`customer ${B}`, `organization ${OTHER_ORG}`]);
+  });
+
+  it("never shows another organization's customer: fetched by id alone, it is none for this organization", async () => {
+    const facts = recording();
+    const prefetched = withPrefetched(facts, prefetchedOf({ kind: 'customer-of-body', id: A }, row(A, OTHER_ORG)));
+    expect(await prefetched.customer(ORG, A)).to.equal(null);
+    expect(facts.asked).to.deep.equal([]);
+  });
+
+  it('a customer id the statement found no row for is none, without a second read', async () => {
+    const facts = recording();
+    const prefetched = withPrefetched(facts, prefetchedOf({ kind: 'customer-of-body', id: A }, row(null)));
+    expect(await prefetched.customer(ORG, A)).to.equal(null);
+    expect(facts.asked).to.deep.equal([]);
+  });
+
+  it("the customer of an invoice the read model does not know: nothing fetched, the handler reads what the stream names", async () => {
+    const facts = recording();
+    const found: Prefetched = prefetchedOf({ kind: 'customer-of-invoice', id: B }, row(null));
+    expect(found.customer).to.equal(undefined);
+    expect(await withPrefetched(facts, found).customer(ORG, A)).to.deep.equal(snapshot(A));
+    expect(facts.asked).to.deep.equal([`customer ${A}`]);
+  });
+
+  it('an account key brings no seller facts: the organization is read', async () => {
+    const facts = recording();
+    const prefetched = withPrefetched(facts, prefetchedOf(null, { kind: 'account', organization_id: null }));
+    expect(await prefetched.organization(ORG)).to.deep.equal({ legal_name: 'read', ice: null });
+    expect(facts.asked).to.deep.equal([`organization ${ORG}`]);
+  });
+});
