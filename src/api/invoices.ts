@@ -130,7 +130,6 @@ export const invoiceRoutes: RouteSpec[] = [
   },
   {
     ...action('finalizeInvoice', '/invoices/:id/finalize', 'Finalize a draft: assigns the official number and locks it', 'invoices:finalize', ['INVOICE_NOT_DRAFT']),
-    prefetch: 'customer-of-invoice',
     async handler(ctx, { params }) {
       return answer(ctx, await finalizeInvoice(write(ctx), params.id));
     },

@@ -35,7 +35,10 @@ export interface RequestContext {
   key: ApiKeyInfo;
   /** The organization the request acts on (null on /organizations* routes). */
   organizationId: string | null;
-  /** Facts the key's statement fetched for this route (RouteSpec.prefetch; src/api/pipeline/prefetch.ts). */
+  /**
+   * Facts the key's statement fetched for this route (RouteSpec.prefetch; src/api/pipeline/prefetch.ts);
+   * emptied when the request waited for another attempt of its Idempotency-Key.
+   */
   prefetched: Prefetched;
   /** If-Match as a stream revision (undefined when absent). */
   ifMatch?: number;
@@ -106,10 +109,7 @@ export interface RouteSpec<B = any, Q = any> {
   location?: string;
   /** Domain rules of the body, reported with the schema's errors (see BodyCheck). */
   check?: BodyCheck;
-  /**
-   * A row the handler will read, fetched by the key's statement (one round trip fewer): the customer
-   * its body names, or the customer of the invoice its path names (src/api/pipeline/prefetch.ts).
-   */
+  /** A row the handler will read, fetched by the key's statement (one round trip fewer): the customer its body names (src/api/pipeline/prefetch.ts). */
   prefetch?: PrefetchKind;
   /** Schema of `data` in the success envelope, for OpenAPI (optional). */
   response?: JsonSchema;

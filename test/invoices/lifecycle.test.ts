@@ -1,7 +1,9 @@
 /** Invoices over real HTTP: every endpoint's happy path, the representation, read your writes, ETags, history. */
 import { expect } from 'chai';
+import { createHash } from 'node:crypto';
 import { call } from '../support/fixtures.ts';
-import { line, withInvoicesApi, type InvoicesClient } from './support.ts';
+import type { TestServer } from '../support/server.ts';
+import { fieldsOf, line, withInvoicesApi, type InvoicesClient } from './support.ts';
 
 const FIELDS = [
   'id', 'invoice_number', 'status', 'customer_id', 'customer_name', 'customer', 'currency', 'issue_date', 'due_date',
@@ -13,7 +15,8 @@ const FIELDS = [
 describe('invoices API: lifecycle', () => {
   let api: InvoicesClient;
   let customer: any;
-  withInvoicesApi((f) => ({ api, customer } = f));
+  let server: TestServer;
+  withInvoicesApi((f) => ({ api, customer, server } = f));
 
   it('creates a draft: 201, the contract representation, decimal strings, ETag, and reads it back', async () => {
     const res = await api.create({
@@ -180,5 +183,25 @@ describe('invoices API: lifecycle', () => {
     expect(upper.headers.get('idempotent-replayed')).to.equal('true');
     expect(upper.body).to.deep.equal(f1.body);
     expect((await api.events(id)).body.data).to.have.length(3);
+  });
+
+  it('Idempotency-Key: a create that waited for another attempt reads its customer afresh, not as it was fetched with the key', async () => {
+    // Another attempt of the same request holds the key (a row as its claim leaves it); this one
+    // authenticates, fetching the customer with its key (src/api/pipeline/prefetch.ts), and waits. The
+    // customer is archived meanwhile; the other attempt then gives the key back, as after a 5xx.
+    const db = server.database.pool;
+    const text = JSON.stringify({ customer_id: customer.id, issue_date: '2026-05-01', items: [line()] });
+    const print = createHash('sha256').update(`POST\n/api/v1/invoices\n${api.tenant.organizationId}\n`).update(text).digest('hex');
+    await db.query(
+      `insert into idempotency_keys (api_key_id, idempotency_key, fingerprint, claim, seed, locked_until) values ($1, 'held', $2, gen_random_uuid(), gen_random_uuid(), now() + interval '1 hour')`,
+      [api.tenant.key.id, print],
+    );
+    const counted = async () => Number((await db.query(`select coalesce(sum(points), 0) as n from rate_limits where key = $1`, [`rl:${api.tenant.key.id}`])).rows[0].n);
+    const before = await counted();
+    const waiting = api.create(text, { 'idempotency-key': 'held' });
+    while ((await counted()) === before) await new Promise((r) => setImmediate(r)); // authenticated: the customer fetched
+    expect((await call(`${api.url}/customers/${customer.id}`, api.secret, { method: 'DELETE' })).status).to.equal(200);
+    await db.query(`update idempotency_keys set locked_until = now() - interval '1 millisecond' where idempotency_key = 'held'`);
+    expect(fieldsOf(await waiting)).to.deep.equal({ customer_id: 'customer is archived' });
   });
 });

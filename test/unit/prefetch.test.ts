@@ -1,14 +1,15 @@
 /**
  * The prefetch's pure parts (src/api/pipeline/prefetch.ts): the hint read from a request before it is
  * validated, and the facts that answer from what was fetched only for the very row asked for. The
- * statement itself runs in every HTTP suite that creates or finalizes an invoice, and
- * test/invoices/round-trips.test.ts counts the round trip it saves.
+ * statement itself runs in every HTTP suite that creates an invoice or a schedule, or finalizes an
+ * invoice; test/invoices/round-trips.test.ts counts the round trip it saves, and
+ * test/api/idempotency.test.ts checks that a request that waited reads afresh.
  */
 import { expect } from 'chai';
 import type { Request } from 'express';
 import type { InvoiceCustomer } from '../../src/commands/invoice/commands.ts';
 import type { InvoiceFacts } from '../../src/commands/invoice/facts.ts';
-import { prefetchHint, prefetchedOf, withPrefetched, type Prefetched } from '../../src/api/pipeline/prefetch.ts';
+import { prefetchHint, prefetchedOf, withPrefetched } from '../../src/api/pipeline/prefetch.ts';
 
 const A = '0190a1b2-0000-7000-8000-00000000000a';
 const B = '0190a1b2-0000-7000-8000-00000000000b';
@@ -52,9 +53,7 @@ describe('prefetch: the hint', () => {
     expect(prefetchHint('customer-of-body', withBody(`{"notes":"\\"customer_id\\":\\"${A}\\""}`))).to.equal(null);
   });
 
-  it("takes the path's invoice id for the customer of an invoice, and nothing for a route without a prefetch", () => {
-    expect(prefetchHint('customer-of-invoice', withBody('', { id: B.toUpperCase() }))).to.deep.equal({ kind: 'customer-of-invoice', id: B });
-    expect(prefetchHint('customer-of-invoice', withBody('', { id: 'not-a-uuid' }))).to.equal(null);
+  it('gives none for a route without a prefetch', () => {
     expect(prefetchHint(undefined, withBody(`{"customer_id":"${A}"}`))).to.equal(null);
   });
 });
@@ -91,14 +90,6 @@ describe('prefetch: the facts it answers', () => {
     const prefetched = withPrefetched(facts, prefetchedOf({ kind: 'customer-of-body', id: A }, row(null)));
     expect(await prefetched.customer(ORG, A)).to.equal(null);
     expect(facts.asked).to.deep.equal([]);
-  });
-
-  it("the customer of an invoice the read model does not know: nothing fetched, the handler reads what the stream names", async () => {
-    const facts = recording();
-    const found: Prefetched = prefetchedOf({ kind: 'customer-of-invoice', id: B }, row(null));
-    expect(found.customer).to.equal(undefined);
-    expect(await withPrefetched(facts, found).customer(ORG, A)).to.deep.equal(snapshot(A));
-    expect(facts.asked).to.deep.equal([`customer ${A}`]);
   });
 
   it('an account key brings no seller facts: the organization is read', async () => {

@@ -54,14 +54,14 @@ function keyQuery(prefetch?: PrefetchKind): string {
       join accounts a on a.id = k.account_id
       left join organizations o on o.id = k.organization_id
      where k.secret_hash = $1 and k.revoked_at is null
-  ), hit as (${COUNT_REQUEST})${prefetch ? `, ${prefetchCte(prefetch, 3)}` : ''}
+  ), hit as (${COUNT_REQUEST})${prefetch ? `, ${prefetchCte(3)}` : ''}
   select caller.*, hit.points as window_points, hit.expire as window_expire${prefetch ? ', fetched.*' : ''}
     from caller left join hit on true${prefetch ? ' left join fetched on true' : ''}`;
 }
 
 /** Each variant a named statement: planned once per connection, not on every request. */
 const KEY_STATEMENTS = new Map<PrefetchKind | undefined, { name: string; text: string }>(
-  ([undefined, 'customer-of-body', 'customer-of-invoice'] as const).map((kind) => [kind, { name: `pipeline-authenticate${kind ? `+${kind}` : ''}`, text: keyQuery(kind) }]),
+  ([undefined, 'customer-of-body'] as const).map((kind) => [kind, { name: `pipeline-authenticate${kind ? `+${kind}` : ''}`, text: keyQuery(kind) }]),
 );
 
 const MESSAGE = 'Invalid or missing API key. Send it as Authorization: Bearer <key>.';

@@ -36,7 +36,8 @@ export interface Claim {
   seed: string | null;
 }
 
-export type Begin = { owner: Claim } | { replay: Rendered };
+/** `waited`: the key was claimed only after waiting for another attempt of the request (the first try found it taken). */
+export type Begin = { owner: Claim; waited: boolean } | { replay: Rendered };
 
 /** The Idempotency-Key of a POST, or null when none was sent. */
 export function idempotencyKeyOf(req: Request): string | null {
@@ -82,9 +83,9 @@ async function tryClaim(db: Kysely<Database>, apiKeyId: string, key: string, pri
 /** Claims the key (the caller then runs the request) or returns the response to replay. */
 export async function begin(db: Kysely<Database>, apiKeyId: string, key: string, print: string): Promise<Begin> {
   const deadline = Date.now() + WAIT_MS;
-  for (let pause = 20; ; pause = Math.min(pause * 2, 250)) {
+  for (let pause = 20, waited = false; ; pause = Math.min(pause * 2, 250), waited = true) {
     const owner = await tryClaim(db, apiKeyId, key, print);
-    if (owner) return { owner };
+    if (owner) return { owner, waited };
     const row = await db
       .selectFrom('idempotency_keys')
       .select(['fingerprint', 'completed', 'response_status', 'response_body', 'response_bytes', 'response_headers'])

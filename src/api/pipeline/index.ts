@@ -65,6 +65,9 @@ export function mountRoutes(router: Router, rt: Runtime, specs: readonly RouteSp
         // Per request, not only per key: a row taken over with another body (by code
         // older than migration 0012) must not lead to the first body's resources.
         ctx.idempotencySeed = started.owner.seed && derivedV7(started.owner.seed, print);
+        // Facts fetched with the key are as old as the request; after waiting (up to 30 s) for another attempt,
+        // the handler reads them afresh, as it would without a prefetch (prefetch.ts).
+        if (started.waited) ctx.prefetched = {};
         let rendered: Rendered;
         try {
           rendered = await run();

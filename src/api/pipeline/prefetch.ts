@@ -6,14 +6,25 @@
  * "Reads that ride with the key's").
  *
  * A route names what it will read (RouteSpec.prefetch): the customer its body
- * names (an invoice's create and update, a schedule's create) or the customer of the invoice its
- * path names (finalize). The id is a hint taken from the request before it is
- * validated, and the row is read by id alone; what was fetched is used only
- * where the handler asks for that very id, and the organization is checked on
- * the row as the customer read checks it (src/queries/customers.ts), so a
- * wrong hint costs the read it would have made anyway and never shows another
- * organization's row. The seller's legal name and ICE come with an
- * organization key's own organization.
+ * names (an invoice's create and update, a schedule's create). The id is a
+ * hint taken from the request before it is validated, and the row is read by
+ * id alone; what was fetched is used only where the handler asks for that
+ * very id, and the organization is checked on the row as the customer read
+ * checks it (src/queries/customers.ts), so a wrong hint costs the read it
+ * would have made anyway and never shows another organization's row. The
+ * seller's legal name and ICE come with an organization key's own
+ * organization (the finalize read them beside the invoice's stream, in no
+ * order with it, as before).
+ *
+ * Not prefetched: the customer of an invoice being finalized. The finalize
+ * reads it after the invoice's stream, so the buyer it freezes is never older
+ * than a customer change made before the invoice's last edit (a client that
+ * renames a customer, then edits the draft, then finalizes gets the new
+ * name); fetched with the key, before the stream, it could be.
+ *
+ * Fetched facts are as old as the request: a request that waited for another
+ * attempt of its Idempotency-Key drops them (src/api/pipeline/index.ts) and
+ * its handler reads afresh.
  */
 import type { Request } from 'express';
 import type { InvoiceCustomer, OrganizationFacts } from '../../commands/invoice/commands.ts';
@@ -22,8 +33,8 @@ import { snapshotColumns, snapshotOfRow } from '../../queries/customers.ts';
 import { rawBody } from '../body.ts';
 import { isUuid } from '../../shared/ids.ts';
 
-/** What a route will read: the customer named in its body, or the customer of the invoice named in its path. */
-export type PrefetchKind = 'customer-of-body' | 'customer-of-invoice';
+/** What a route will read: the customer named in its body. */
+export type PrefetchKind = 'customer-of-body';
 
 /** The row to fetch beside the key (a UUID, lower case), or none. */
 export type PrefetchHint = { kind: PrefetchKind; id: string } | null;
@@ -32,58 +43,37 @@ export type PrefetchHint = { kind: PrefetchKind; id: string } | null;
 export interface Prefetched {
   /** The organization key's organization: its seller facts (legal name, ICE). */
   organization?: { id: string; facts: OrganizationFacts };
-  /**
-   * The customer fetched by id: its organization and snapshot, or null when no customer has that id.
-   * Absent when nothing was fetched (no hint, or the invoice named no customer).
-   */
+  /** The customer fetched by id: its organization and snapshot, or null when no customer has that id. Absent without a hint. */
   customer?: { id: string; organizationId: string; snapshot: InvoiceCustomer } | { id: string; organizationId: null; snapshot: null };
 }
 
 const CUSTOMER_ID = Buffer.from('"customer_id"');
 const UUID_AFTER = /^\s*:\s*"([0-9A-Fa-f-]{36})"/;
 
-/** The hint of a route: a UUID in its body's "customer_id", or in its path's :id. Never throws (the body is not validated yet). */
+/** The hint of a route: a UUID in its body's "customer_id". Never throws (the body is not validated yet). */
 export function prefetchHint(kind: PrefetchKind | undefined, req: Request): PrefetchHint {
-  if (kind === 'customer-of-invoice') {
-    const id = req.params.id;
-    return typeof id === 'string' && isUuid(id) ? { kind, id: id.toLowerCase() } : null;
-  }
-  if (kind === 'customer-of-body') {
-    // A scan of the raw bytes, not a parse: the body is parsed after authentication (the order of checks), and
-    // a hint that is wrong (a nested "customer_id", a second one the parser would refuse) costs only the read.
-    const raw = rawBody(req);
-    const at = raw.indexOf(CUSTOMER_ID);
-    if (at < 0) return null;
-    const m = UUID_AFTER.exec(raw.subarray(at + CUSTOMER_ID.length, at + CUSTOMER_ID.length + 80).toString('latin1'));
-    return m && isUuid(m[1]) ? { kind, id: m[1].toLowerCase() } : null;
-  }
-  return null;
+  if (kind !== 'customer-of-body') return null;
+  // A scan of the raw bytes, not a parse: the body is parsed after authentication (the order of checks), and
+  // a hint that is wrong (a nested "customer_id", a second one the parser would refuse) costs only the read.
+  const raw = rawBody(req);
+  const at = raw.indexOf(CUSTOMER_ID);
+  if (at < 0) return null;
+  const m = UUID_AFTER.exec(raw.subarray(at + CUSTOMER_ID.length, at + CUSTOMER_ID.length + 80).toString('latin1'));
+  return m && isUuid(m[1]) ? { kind, id: m[1].toLowerCase() } : null;
 }
 
-/**
- * The CTE (named `fetched`, one row or none) the authentication statement adds for a hint, its id the
- * statement's parameter `$param`; its columns are prefixed `c_`.
- */
-export function prefetchCte(kind: PrefetchKind, param: number): string {
-  const id = kind === 'customer-of-body' ? `$${param}::uuid` : `(select customer_id from invoices where id = $${param}::uuid)`;
-  return `fetched as (select ${snapshotColumns('c', 'c_')} from customers c where c.id = ${id})`;
+/** The CTE (named `fetched`, one row or none) the authentication statement adds for a hint, its id the statement's parameter `$param`; its columns are prefixed `c_`. */
+export function prefetchCte(param: number): string {
+  return `fetched as (select ${snapshotColumns('c', 'c_')} from customers c where c.id = $${param}::uuid)`;
 }
 
-/** The columns the statement selects from `fetched`. */
-export const PREFETCH_SELECT = `fetched.*`;
-
-/** What the statement's row says, for this hint (`row` null: the key did not authenticate). */
+/** What the statement's row (that of a key that authenticated) says, for this hint. */
 export function prefetchedOf(hint: PrefetchHint, row: Record<string, any>): Prefetched {
   const prefetched: Prefetched = {};
   if (row.kind === 'organization') {
     prefetched.organization = { id: row.organization_id, facts: { legal_name: row.org_legal_name ?? null, ice: row.org_ice ?? null } };
   }
-  if (hint?.kind === 'customer-of-body') {
-    prefetched.customer = row.c_id ? { id: row.c_id, ...snapshotOfRow(row, 'c_') } : { id: hint.id, organizationId: null, snapshot: null };
-  } else if (hint?.kind === 'customer-of-invoice' && row.c_id) {
-    // No row: the invoice is unknown or names no customer; the handler reads whatever its state names.
-    prefetched.customer = { id: row.c_id, ...snapshotOfRow(row, 'c_') };
-  }
+  if (hint) prefetched.customer = row.c_id ? { id: row.c_id, ...snapshotOfRow(row, 'c_') } : { id: hint.id, organizationId: null, snapshot: null };
   return prefetched;
 }
 
