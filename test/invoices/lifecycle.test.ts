@@ -1,6 +1,8 @@
 /** Invoices over real HTTP: every endpoint's happy path, the representation, read your writes, ETags, history. */
 import { expect } from 'chai';
-import { createHash } from 'node:crypto';
+import type { Request } from 'express';
+import type pg from 'pg';
+import { fingerprint } from '../../src/api/pipeline/idempotency.ts';
 import { call } from '../support/fixtures.ts';
 import type { TestServer } from '../support/server.ts';
 import { fieldsOf, line, withInvoicesApi, type InvoicesClient } from './support.ts';
@@ -187,21 +189,40 @@ describe('invoices API: lifecycle', () => {
 
   it('Idempotency-Key: a create that waited for another attempt reads its customer afresh, not as it was fetched with the key', async () => {
     // Another attempt of the same request holds the key (a row as its claim leaves it); this one
-    // authenticates, fetching the customer with its key (src/api/pipeline/prefetch.ts), and waits. The
-    // customer is archived meanwhile; the other attempt then gives the key back, as after a 5xx.
-    const db = server.database.pool;
-    const text = JSON.stringify({ customer_id: customer.id, issue_date: '2026-05-01', items: [line()] });
-    const print = createHash('sha256').update(`POST\n/api/v1/invoices\n${api.tenant.organizationId}\n`).update(text).digest('hex');
-    await db.query(
+    // authenticates, fetching the customer with its key (src/api/pipeline/prefetch.ts), and finds the key
+    // taken. The customer is archived meanwhile; the other attempt then gives the key back, as after a 5xx.
+    const fresh = await api.customer();
+    const text = JSON.stringify({ customer_id: fresh.id, issue_date: '2026-05-01', items: [line()] });
+    const request = { method: 'POST', originalUrl: '/api/v1/invoices', body: Buffer.from(text) } as unknown as Request;
+    await server.database.pool.query(
       `insert into idempotency_keys (api_key_id, idempotency_key, fingerprint, claim, seed, locked_until) values ($1, 'held', $2, gen_random_uuid(), gen_random_uuid(), now() + interval '1 hour')`,
-      [api.tenant.key.id, print],
+      [api.tenant.key.id, fingerprint(request, api.tenant.organizationId)],
     );
-    const counted = async () => Number((await db.query(`select coalesce(sum(points), 0) as n from rate_limits where key = $1`, [`rl:${api.tenant.key.id}`])).rows[0].n);
-    const before = await counted();
-    const waiting = api.create(text, { 'idempotency-key': 'held' });
-    while ((await counted()) === before) await new Promise((r) => setImmediate(r)); // authenticated: the customer fetched
-    expect((await call(`${api.url}/customers/${customer.id}`, api.secret, { method: 'DELETE' })).status).to.equal(200);
-    await db.query(`update idempotency_keys set locked_until = now() - interval '1 millisecond' where idempotency_key = 'held'`);
-    expect(fieldsOf(await waiting)).to.deep.equal({ customer_id: 'customer is archived' });
+    // The signal: the server's first claim attempt has run (and found the key taken).
+    let attempted!: () => void;
+    const firstAttempt = new Promise<void>((resolve) => (attempted = resolve));
+    const pool = server.server.runtime.database.pool;
+    const watched = new WeakSet<object>();
+    const watch = (client: pg.PoolClient) => {
+      if (watched.has(client)) return;
+      watched.add(client);
+      const query = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>;
+      (client as { query: unknown }).query = (...args: unknown[]) => {
+        const sent = query(...args);
+        const first = args[0] as string | { text?: string };
+        if (/insert into idempotency_keys/i.test(typeof first === 'string' ? first : (first?.text ?? ''))) sent.then(() => attempted(), () => {});
+        return sent;
+      };
+    };
+    pool.on('acquire', watch);
+    try {
+      const waiting = api.create(text, { 'idempotency-key': 'held' });
+      await firstAttempt;
+      expect((await call(`${api.url}/customers/${fresh.id}`, api.secret, { method: 'DELETE' })).status).to.equal(200);
+      await server.database.pool.query(`update idempotency_keys set locked_until = now() - interval '1 millisecond' where idempotency_key = 'held'`);
+      expect(fieldsOf(await waiting)).to.deep.equal({ customer_id: 'customer is archived' });
+    } finally {
+      pool.off('acquire', watch);
+    }
   });
 });

@@ -17,7 +17,9 @@
 import { expect } from 'chai';
 import type pg from 'pg';
 import { startTestServer, type TestServer } from '../support/server.ts';
-import { invoicesClient, type InvoicesClient } from './support.ts';
+import { call } from '../support/fixtures.ts';
+import { dayFromToday } from '../schedules/support.ts';
+import { invoicesClient, line, type InvoicesClient } from './support.ts';
 
 // The consumers' reads and writes after a write, and the background workers' polls (the schedule reactions).
 const AFTER_WORK = /^(es_read_all|prepare |.*webhook_endpoints|.*projection_checkpoints|.*schedule_reactions|begin; set local)/is;
@@ -72,10 +74,26 @@ describe("round trips to PostgreSQL on a lone write's path", function () {
         return res;
       }, 201);
       expect(path, JSON.stringify(path)).to.have.length(2);
-      expect(path[0]).to.equal('pipeline-authenticate+customer-of-body');
+      expect(path[0]).to.equal('pipeline-authenticate+customer');
       expect(path[1]).to.match(/^select last_revision, last_transaction, last_position, now\(\) as at from es_append\(/);
       expect((await api.get(id)).body.data.status).to.equal('draft');
     }
+  });
+
+  it('a PATCH naming a customer: the key with the customer, then the stream, not read again', async () => {
+    const draft = await api.draft(customerId);
+    const other = await api.customer();
+    const path = await roundTrips(() => api.patch(draft.id, { customer_id: other.id }), 200);
+    expect(path.slice(0, 2), JSON.stringify(path)).to.deep.equal(['pipeline-authenticate+customer', 'es_read_stream']);
+    expect(path, JSON.stringify(path)).not.to.include('customers.get');
+    expect((await api.get(draft.id)).body.data.customer.id).to.equal(other.id);
+  });
+
+  it('a schedule create: the customer with the key, not read again', async () => {
+    const body = { customer_id: customerId, frequency: 'monthly', start_date: dayFromToday(40), items: [line()] };
+    const path = await roundTrips(() => call(`${s.url}/recurring-invoices`, api.secret, { method: 'POST', body }), 201);
+    expect(path[0], JSON.stringify(path)).to.equal('pipeline-authenticate+customer');
+    expect(path, JSON.stringify(path)).not.to.include('customers.get');
   });
 
   it('a lone finalize: the key with the seller, the stream, the customer it names, one message', async () => {

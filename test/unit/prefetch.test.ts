@@ -1,9 +1,9 @@
 /**
  * The prefetch's pure parts (src/api/pipeline/prefetch.ts): the hint read from a request before it is
  * validated, and the facts that answer from what was fetched only for the very row asked for. The
- * statement itself runs in every HTTP suite that creates an invoice or a schedule, or finalizes an
- * invoice; test/invoices/round-trips.test.ts counts the round trip it saves, and
- * test/api/idempotency.test.ts checks that a request that waited reads afresh.
+ * statement itself runs in every HTTP suite that creates or edits an invoice or creates a schedule;
+ * test/invoices/round-trips.test.ts counts the round trip it saves on each such route, and the last test of
+ * test/invoices/lifecycle.test.ts checks that a request that waited for its Idempotency-Key reads afresh.
  */
 import { expect } from 'chai';
 import type { Request } from 'express';
@@ -16,7 +16,7 @@ const B = '0190a1b2-0000-7000-8000-00000000000b';
 const ORG = '0190a1b2-0000-7000-8000-0000000000f1';
 const OTHER_ORG = '0190a1b2-0000-7000-8000-0000000000f2';
 
-const withBody = (text: string, params: Record<string, string> = {}) => ({ body: Buffer.from(text), params }) as unknown as Request;
+const withBody = (text: string) => ({ body: Buffer.from(text) }) as unknown as Request;
 
 const snapshot = (id: string): InvoiceCustomer => ({
   id, name: 'Atlas SARL', type: 'b2b', ice: '001234567000089', email: null, phone: null,
@@ -41,8 +41,8 @@ function recording(): InvoiceFacts & { asked: string[] } {
 
 describe('prefetch: the hint', () => {
   it("takes the body's customer_id, lower-cased, wherever it stands and however it is spaced", () => {
-    expect(prefetchHint('customer-of-body', withBody(`{"issue_date":"2026-03-14","customer_id" :  "${A.toUpperCase()}","items":[]}`))).to.deep.equal({ kind: 'customer-of-body', id: A });
-    expect(prefetchHint('customer-of-body', withBody(`{\n  "customer_id":\n"${A}"\n}`))).to.deep.equal({ kind: 'customer-of-body', id: A });
+    expect(prefetchHint('customer-of-body', withBody(`{"issue_date":"2026-03-14","customer_id" :  "${A.toUpperCase()}","items":[]}`))).to.deep.equal({ id: A });
+    expect(prefetchHint('customer-of-body', withBody(`{\n  "customer_id":\n"${A}"\n}`))).to.deep.equal({ id: A });
   });
 
   it('gives none for what it cannot read without parsing: no body, not a UUID, an escaped name, a name inside a string', () => {
@@ -69,7 +69,7 @@ describe('prefetch: the facts it answers', () => {
 
   it('answers the customer fetched and the key\'s organization without reading; any other id is read', async () => {
     const facts = recording();
-    const prefetched = withPrefetched(facts, prefetchedOf({ kind: 'customer-of-body', id: A }, row(A)));
+    const prefetched = withPrefetched(facts, prefetchedOf({ id: A }, row(A)));
     expect(await prefetched.customer(ORG, A.toUpperCase())).to.deep.equal(snapshot(A));
     expect(await prefetched.organization(ORG)).to.deep.equal({ legal_name: 'Atlas Holding SA', ice: '001234567000089' });
     expect(facts.asked).to.deep.equal([]);
@@ -80,14 +80,14 @@ describe('prefetch: the facts it answers', () => {
 
   it("never shows another organization's customer: fetched by id alone, it is none for this organization", async () => {
     const facts = recording();
-    const prefetched = withPrefetched(facts, prefetchedOf({ kind: 'customer-of-body', id: A }, row(A, OTHER_ORG)));
+    const prefetched = withPrefetched(facts, prefetchedOf({ id: A }, row(A, OTHER_ORG)));
     expect(await prefetched.customer(ORG, A)).to.equal(null);
     expect(facts.asked).to.deep.equal([]);
   });
 
   it('a customer id the statement found no row for is none, without a second read', async () => {
     const facts = recording();
-    const prefetched = withPrefetched(facts, prefetchedOf({ kind: 'customer-of-body', id: A }, row(null)));
+    const prefetched = withPrefetched(facts, prefetchedOf({ id: A }, row(null)));
     expect(await prefetched.customer(ORG, A)).to.equal(null);
     expect(facts.asked).to.deep.equal([]);
   });

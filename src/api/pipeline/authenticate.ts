@@ -17,7 +17,7 @@ import type { Runtime } from '../../runtime.ts';
 import { DomainError } from '../../shared/errors.ts';
 import { requestsPerMinute, type Plan } from '../../accounts/plans.ts';
 import { COUNT_REQUEST, windowOf, type RateWindow } from './ratelimit.ts';
-import { prefetchCte, prefetchedOf, type Prefetched, type PrefetchHint, type PrefetchKind } from './prefetch.ts';
+import { prefetchCte, prefetchedOf, type Prefetched, type PrefetchHint } from './prefetch.ts';
 import type { ApiKeyInfo, Scope } from '../route.ts';
 
 export interface OrganizationState {
@@ -42,8 +42,8 @@ export interface Principal {
   prefetched: Prefetched;
 }
 
-/** The key's statement, with the CTE `fetched` of a route's prefetch (prefetch.ts), its id as $3. */
-function keyQuery(prefetch?: PrefetchKind): string {
+/** The key's statement ($1 the secret's hash, $2 now in ms), with the customer to fetch as $3 when `withCustomer` (prefetch.ts). */
+function keyQuery(withCustomer: boolean): string {
   return `
   with caller as (
     select k.id, k.kind, k.mode, k.account_id, k.organization_id, k.scopes, k.secret_hash,
@@ -54,15 +54,14 @@ function keyQuery(prefetch?: PrefetchKind): string {
       join accounts a on a.id = k.account_id
       left join organizations o on o.id = k.organization_id
      where k.secret_hash = $1 and k.revoked_at is null
-  ), hit as (${COUNT_REQUEST})${prefetch ? `, ${prefetchCte(3)}` : ''}
-  select caller.*, hit.points as window_points, hit.expire as window_expire${prefetch ? ', fetched.*' : ''}
-    from caller left join hit on true${prefetch ? ' left join fetched on true' : ''}`;
+  ), hit as (${COUNT_REQUEST})${withCustomer ? `, ${prefetchCte(3)}` : ''}
+  select caller.*, hit.points as window_points, hit.expire as window_expire${withCustomer ? ', fetched.*' : ''}
+    from caller left join hit on true${withCustomer ? ' left join fetched on true' : ''}`;
 }
 
-/** Each variant a named statement: planned once per connection, not on every request. */
-const KEY_STATEMENTS = new Map<PrefetchKind | undefined, { name: string; text: string }>(
-  ([undefined, 'customer-of-body'] as const).map((kind) => [kind, { name: `pipeline-authenticate${kind ? `+${kind}` : ''}`, text: keyQuery(kind) }]),
-);
+/** Named statements: planned once per connection, not on every request. */
+const KEY_STATEMENT = { name: 'pipeline-authenticate', text: keyQuery(false) };
+const KEY_STATEMENT_WITH_CUSTOMER = { name: 'pipeline-authenticate+customer', text: keyQuery(true) };
 
 const MESSAGE = 'Invalid or missing API key. Send it as Authorization: Bearer <key>.';
 
@@ -96,8 +95,9 @@ export async function authenticate(rt: Runtime, req: Request, hint: PrefetchHint
     throw unauthorized(`${mode} keys are not accepted by this ${rt.config.serviceMode}-mode server`);
   }
   const hash = hashSecret(secret);
-  const statement = KEY_STATEMENTS.get(hint?.kind)!;
-  const { rows } = await rt.database.pool.query({ ...statement, values: hint ? [hash, Date.now(), hint.id] : [hash, Date.now()] });
+  const { rows } = await rt.database.pool.query(
+    hint ? { ...KEY_STATEMENT_WITH_CUSTOMER, values: [hash, Date.now(), hint.id] } : { ...KEY_STATEMENT, values: [hash, Date.now()] },
+  );
   const row = rows[0];
   if (!row || !sameHash(row.secret_hash, hash) || row.mode !== mode) throw unauthorized();
   // An organization key whose organization is gone from the read model cannot act anywhere.

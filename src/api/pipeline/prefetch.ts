@@ -36,8 +36,8 @@ import { isUuid } from '../../shared/ids.ts';
 /** What a route will read: the customer named in its body. */
 export type PrefetchKind = 'customer-of-body';
 
-/** The row to fetch beside the key (a UUID, lower case), or none. */
-export type PrefetchHint = { kind: PrefetchKind; id: string } | null;
+/** The customer to fetch beside the key (its id, a UUID in lower case), or none. */
+export type PrefetchHint = { id: string } | null;
 
 /** What the authentication statement brought back beside the key. */
 export interface Prefetched {
@@ -50,7 +50,10 @@ export interface Prefetched {
 const CUSTOMER_ID = Buffer.from('"customer_id"');
 const UUID_AFTER = /^\s*:\s*"([0-9A-Fa-f-]{36})"/;
 
-/** The hint of a route: a UUID in its body's "customer_id". Never throws (the body is not validated yet). */
+/**
+ * The hint of a route: the UUID string that follows the first `"customer_id"` in its raw body (none when
+ * that first one is not followed by a UUID string). Never throws (the body is not validated yet).
+ */
 export function prefetchHint(kind: PrefetchKind | undefined, req: Request): PrefetchHint {
   if (kind !== 'customer-of-body') return null;
   // A scan of the raw bytes, not a parse: the body is parsed after authentication (the order of checks), and
@@ -59,7 +62,7 @@ export function prefetchHint(kind: PrefetchKind | undefined, req: Request): Pref
   const at = raw.indexOf(CUSTOMER_ID);
   if (at < 0) return null;
   const m = UUID_AFTER.exec(raw.subarray(at + CUSTOMER_ID.length, at + CUSTOMER_ID.length + 80).toString('latin1'));
-  return m && isUuid(m[1]) ? { kind, id: m[1].toLowerCase() } : null;
+  return m && isUuid(m[1]) ? { id: m[1].toLowerCase() } : null;
 }
 
 /** The CTE (named `fetched`, one row or none) the authentication statement adds for a hint, its id the statement's parameter `$param`; its columns are prefixed `c_`. */
