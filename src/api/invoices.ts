@@ -13,7 +13,7 @@ import { getInvoice, listInvoices, type InvoiceListQuery } from '../queries/invo
 import { notFound } from '../shared/errors.ts';
 import { answerAfterWrite, type WrittenResource } from './answer.ts';
 import { commandInput } from './command-input.ts';
-import { withPrefetched } from './pipeline/prefetch.ts';
+import { requestFacts } from './pipeline/prefetch.ts';
 import { readInvoicePatch, readNewInvoice, readPayment, readVoidReason } from '../commands/invoice/validate.ts';
 import { isUuid } from '../shared/ids.ts';
 import { asRecord, fieldErrorsOf, type BodyCheckContext } from './body-check.ts';
@@ -23,7 +23,7 @@ import * as schemas from './schemas/invoices.ts';
 const organizationOf = (ctx: RequestContext) => ctx.organizationId!; // organization routes always have one
 
 function write(ctx: RequestContext): InvoiceWrite {
-  return { ...commandInput(ctx), organizationId: organizationOf(ctx), facts: withPrefetched(readModelFacts(ctx.rt.database.pool), ctx.prefetched) };
+  return { ...commandInput(ctx), organizationId: organizationOf(ctx), facts: requestFacts(ctx) };
 }
 
 /**

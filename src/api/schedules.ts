@@ -22,7 +22,7 @@ import {
 import { publicSchedule, type Schedule } from '../commands/schedule/events.ts';
 import type { InvoiceResult } from '../commands/invoice/handlers.ts';
 import { readModelFacts } from '../queries/invoice-facts.ts';
-import { withPrefetched } from './pipeline/prefetch.ts';
+import { requestFacts } from './pipeline/prefetch.ts';
 import { getSchedule, listSchedules, planOf, quotaUse, scheduleHistory, type ScheduleListQuery } from '../queries/schedules.ts';
 import { upcomingRunDates } from '../commands/schedule/calendar.ts';
 import { DomainError, notFound } from '../shared/errors.ts';
@@ -200,7 +200,7 @@ export const scheduleRoutes: RouteSpec[] = [
     errors: ['QUOTA_EXCEEDED'],
     async handler(ctx, { body }) {
       const quota = await quotaOf(ctx);
-      const customer = await withPrefetched(readModelFacts(ctx.rt.database.pool), ctx.prefetched).customer(organizationOf(ctx), body.customer_id);
+      const customer = await requestFacts(ctx).customer(organizationOf(ctx), body.customer_id);
       const input = { ...body, customer_id: typeof body.customer_id === 'string' ? body.customer_id.toLowerCase() : body.customer_id };
       const result = await createSchedule(write(ctx), { scheduleId: ctx.newId('schedule'), input, customer, ...quota });
       return answer(ctx, result, 201);
@@ -254,7 +254,7 @@ export const scheduleRoutes: RouteSpec[] = [
     errors: ['INVALID_STATE', 'CUSTOMER_INACTIVE', 'VERSION_CONFLICT'],
     async handler(ctx, { params, body }) {
       const w = write(ctx);
-      const deps = { store: ctx.rt.store, facts: readModelFacts(ctx.rt.database.pool), organizationId: organizationOf(ctx), metadata: w.metadata };
+      const deps = { store: ctx.rt.store, facts: requestFacts(ctx), organizationId: organizationOf(ctx), metadata: w.metadata };
       const generated = await generateOccurrence(deps, params.id, { issueDate: body?.issue_date ?? today(), commandId: w.commandId, ifMatch: ctx.ifMatch });
       return answerInvoice(ctx, generated!.invoice, generated!.schedule.position);
     },

@@ -21,6 +21,11 @@ const PUBLIC_COLUMNS = [
   'notes', 'tags', 'status', 'archived_at', 'created_at', 'updated_at', 'version',
 ] as const;
 
+/** The address of a customers row (its columns named `<prefix>address_<part>`). */
+function addressOfRow(row: Record<string, any>, prefix = ''): Customer['address'] {
+  return { street: row[`${prefix}address_street`], city: row[`${prefix}address_city`], postal_code: row[`${prefix}address_postal_code`], country: row[`${prefix}address_country`] };
+}
+
 /** A customers row as the docs/api-decisions.md "Representations" representation. */
 export function toCustomer(row: Record<string, any>): Customer {
   return {
@@ -32,12 +37,7 @@ export function toCustomer(row: Record<string, any>): Customer {
     rc: row.rc,
     email: row.email,
     phone: row.phone,
-    address: {
-      street: row.address_street,
-      city: row.address_city,
-      postal_code: row.address_postal_code,
-      country: row.address_country,
-    },
+    address: addressOfRow(row),
     notes: row.notes,
     tags: row.tags ?? [],
     status: row.status,
@@ -58,16 +58,19 @@ export function toCustomer(row: Record<string, any>): Customer {
  */
 const GET_SQL = `select ${[...PUBLIC_COLUMNS, 'organization_id'].join(', ')} from customers where id = $1`;
 
+async function customerRow(pool: pg.Pool, customerId: string): Promise<Record<string, any> | undefined> {
+  return (await pool.query({ name: 'customers.get', text: GET_SQL, values: [customerId] })).rows[0];
+}
+
 export async function getCustomer(pool: pg.Pool, organizationId: string, customerId: string): Promise<Customer | null> {
-  const { rows } = await pool.query({ name: 'customers.get', text: GET_SQL, values: [customerId] });
-  const row = rows[0];
+  const row = await customerRow(pool, customerId);
   return row && row.organization_id === organizationId ? toCustomer(row) : null;
 }
 
 /** The customer facts an invoice records (id, name, type, ice, email, phone, address, status). */
 export async function customerSnapshot(pool: pg.Pool, organizationId: string, customerId: string): Promise<InvoiceCustomer | null> {
-  const { rows } = await pool.query({ name: 'customers.get', text: GET_SQL, values: [customerId] });
-  const found = rows[0] && snapshotOfRow(rows[0]);
+  const row = await customerRow(pool, customerId);
+  const found = row && snapshotOfRow(row);
   return found && found.organizationId === organizationId ? found.snapshot : null;
 }
 
@@ -94,7 +97,7 @@ export function snapshotOfRow(row: Record<string, any>, prefix = ''): { organiza
       ice: c('ice'),
       email: c('email'),
       phone: c('phone'),
-      address: { street: c('address_street'), city: c('address_city'), postal_code: c('address_postal_code'), country: c('address_country') },
+      address: addressOfRow(row, prefix),
       status: c('status'),
     },
   };

@@ -30,6 +30,8 @@ import type { Request } from 'express';
 import type { InvoiceCustomer, OrganizationFacts } from '../../commands/invoice/commands.ts';
 import type { InvoiceFacts } from '../../commands/invoice/facts.ts';
 import { snapshotColumns, snapshotOfRow } from '../../queries/customers.ts';
+import { readModelFacts } from '../../queries/invoice-facts.ts';
+import type { RequestContext } from '../route.ts';
 import { rawBody } from '../body.ts';
 import { isUuid } from '../../shared/ids.ts';
 
@@ -94,4 +96,9 @@ export function withPrefetched(facts: InvoiceFacts, prefetched: Prefetched): Inv
         : facts.customer(organizationId, customerId),
     organization: async (organizationId) => (organization?.id === organizationId ? organization.facts : facts.organization(organizationId)),
   };
+}
+
+/** The facts a request's handler reads: the read models, answered first from what its key's statement fetched. */
+export function requestFacts(ctx: RequestContext): InvoiceFacts {
+  return withPrefetched(readModelFacts(ctx.rt.database.pool), ctx.prefetched);
 }
