@@ -15,5 +15,5 @@ export interface CommandInput {
 }
 
 export function commandInput(ctx: RequestContext): CommandInput {
-  return { store: ctx.rt.store, metadata: ctx.metadata(), ifMatch: ctx.ifMatch, commandId: ctx.idempotencySeed ? ctx.newId('command') : undefined };
+  return { store: ctx.store, metadata: ctx.metadata(), ifMatch: ctx.ifMatch, commandId: ctx.idempotencySeed ? ctx.newId('command') : undefined };
 }

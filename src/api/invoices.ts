@@ -107,6 +107,7 @@ export const invoiceRoutes: RouteSpec[] = [
     body: schemas.createInvoiceBody,
     check: (ctx, body) => invoiceBodyErrors(ctx, body, 'create'),
     prefetch: 'customer-of-body',
+    rememberedKey: true,
     successStatus: 201,
     location: '/invoices/:id',
     async handler(ctx, { body }) {

@@ -6,7 +6,7 @@
  * JSON schemas that validate a request are the ones the OpenAPI shows.
  */
 import type { Request, Response } from 'express';
-import type { EventMetadata } from '../eventstore/types.ts';
+import type { EventMetadata, EventStore } from '../eventstore/types.ts';
 import type { Runtime } from '../runtime.ts';
 import type { Scope } from '../accounts/scopes.ts';
 import type { ErrorCode, FieldError } from '../shared/errors.ts';
@@ -40,6 +40,8 @@ export interface RequestContext {
    * emptied when the request waited for another attempt of its Idempotency-Key.
    */
   prefetched: Prefetched;
+  /** The event store this request's writes go to: the runtime's, or on a remembered key its view under the key's condition. */
+  store: EventStore;
   /** If-Match as a stream revision (undefined when absent). */
   ifMatch?: number;
   /** Metadata for events appended by this request. */
@@ -111,6 +113,12 @@ export interface RouteSpec<B = any, Q = any> {
   check?: BodyCheck;
   /** A row the handler will read, fetched by the key's statement (one round trip fewer): the customer its body names (src/api/pipeline/prefetch.ts). */
   prefetch?: PrefetchKind;
+  /**
+   * The route may run on what the process remembers of its key and of the customer its body names, its write
+   * committing under a condition that reads them again (src/api/pipeline/remembered.ts). Only for a handler
+   * whose one effect is one append through ctx.store, with `prefetch: 'customer-of-body'`.
+   */
+  rememberedKey?: true;
   /** Schema of `data` in the success envelope, for OpenAPI (optional). */
   response?: JsonSchema;
   /** Endpoint-specific error codes, for OpenAPI. */

@@ -42,7 +42,7 @@ const TAG = 'Recurring invoices';
 
 function write(ctx: RequestContext): ScheduleWrite {
   return {
-    store: ctx.rt.store,
+    store: ctx.store,
     organizationId: organizationOf(ctx),
     metadata: ctx.metadata(),
     ifMatch: ctx.ifMatch,
@@ -254,7 +254,7 @@ export const scheduleRoutes: RouteSpec[] = [
     errors: ['INVALID_STATE', 'CUSTOMER_INACTIVE', 'VERSION_CONFLICT'],
     async handler(ctx, { params, body }) {
       const w = write(ctx);
-      const deps = { store: ctx.rt.store, facts: requestFacts(ctx), organizationId: organizationOf(ctx), metadata: w.metadata };
+      const deps = { store: ctx.store, facts: requestFacts(ctx), organizationId: organizationOf(ctx), metadata: w.metadata };
       const generated = await generateOccurrence(deps, params.id, { issueDate: body?.issue_date ?? today(), commandId: w.commandId, ifMatch: ctx.ifMatch });
       return answerInvoice(ctx, generated!.invoice, generated!.schedule.position);
     },

@@ -17,9 +17,11 @@ import { CoalescedNotify, Notifier } from './notifier.ts';
 import { decodePosition, encodePosition } from './position.ts';
 import { subscribeByPolling } from './polling-subscription.ts';
 import {
+  ConditionFailedError,
   InlineProjectionError,
   WrongExpectedVersionError,
   comparePositions,
+  type AppendCondition,
   type AppendResult,
   type EventStore,
   type ExpectedRevision,
@@ -262,6 +264,12 @@ class AppendRefused {
  * write) must hold for every stream of the transaction, and one order for
  * everyone makes two multi-stream appends unable to deadlock.
  *
+ * Conditions (AppendCondition: a request's key and facts, checked at the
+ * write) come last in the message, in their `order`, after the events and
+ * their rows, so that every lock they take is taken after every other lock
+ * of any append: two messages never wait on each other through them. Each
+ * condition's state says what became of the append.
+ *
  * A refused append throws AppendRefused once its connection is back in the
  * pool (the caller classifies the cause, reading if it must, without holding
  * a second connection); a failing projection InlineProjectionError (a 500
@@ -291,6 +299,7 @@ async function appendAtomically(pool: pg.Pool, appends: StreamAppend[], inline: 
   } catch (err) {
     throw new InlineProjectionError(streams.join(', '), err);
   }
+  const conditions = appends.flatMap((a) => (a.condition ? [a.condition] : [])).sort((x, y) => (x.order < y.order ? -1 : x.order > y.order ? 1 : 0));
   const client = await pool.connect();
   let written: string[];
   try {
@@ -300,6 +309,14 @@ async function appendAtomically(pool: pg.Pool, appends: StreamAppend[], inline: 
     client.release(err as Error);
     whole!.refused(err, failedInProjection(err));
     throw new InlineProjectionError(streams.join(', '), err);
+  }
+  let required: string[];
+  try {
+    required = await asMessageStatements(client, conditions);
+  } catch (err) {
+    // PREPARE of a condition failed (nothing was sent with it: its state stays `unsent`).
+    client.release(err as Error);
+    throw err;
   }
   const locks = appends.length > 1 ? 1 : 0; // es_append locks a lone stream itself
   const applyAfter = withInline && whole === null;
@@ -315,21 +332,27 @@ async function appendAtomically(pool: pg.Pool, appends: StreamAppend[], inline: 
     ),
     ...(opening === null ? [] : [`${opening};`]),
     ...written,
+    ...required,
   ].join('\n');
   const first = (applyAfter ? 1 : 0) + locks; // the result of the first es_append
   let broken: Error | undefined;
   let refused: AppendRefused | null = null;
+  for (const c of conditions) c.state = 'sent';
   try {
     let rows: any[] = [];
+    let seen: any[] = [];
     try {
       const answer = (await client.query(message)) as unknown as pg.QueryResult | pg.QueryResult[];
       const results = Array.isArray(answer) ? answer : [answer]; // a message of one statement has one result
       rows = results.slice(first, first + appends.length).map((r) => r.rows[0]);
+      seen = results.slice(results.length - conditions.length).map((r) => r.rows[0] ?? null);
     } catch (err) {
       // An implicit transaction ended with the message's failure (a connection that failed with it is not pooled
       // again); an explicit one is still open, aborted.
       if (applyAfter) await client.query('rollback').catch((e) => (broken = e));
       else if (!(err instanceof pg.DatabaseError) || /^(08|57|58)/.test(err.code ?? '')) broken = err as Error;
+      // Refused for sure unless the connection failed with it (then the outcome is unknown: `sent`).
+      if (broken === undefined) for (const c of conditions) c.state = 'refused';
       const inProjection = whole !== null && failedInProjection(err);
       whole?.refused(err, inProjection);
       if (inProjection) throw new InlineProjectionError(streams.join(', '), err);
@@ -345,11 +368,16 @@ async function appendAtomically(pool: pg.Pool, appends: StreamAppend[], inline: 
           await inline!.apply(recorded, client, opening !== null, grouped);
         } catch (err) {
           await client.query('rollback').catch((e) => (broken = e));
+          if (broken === undefined) for (const c of conditions) c.state = 'refused';
           // A lost connection stays recognisable through `cause` (the API answers 503 for it).
           throw new InlineProjectionError(streams.join(', '), err);
         }
         await client.query('commit');
       }
+      conditions.forEach((c, i) => {
+        c.state = 'committed';
+        c.seen = seen[i];
+      });
       return rows.map((r) => ({ nextRevision: Number(r.last_revision), position: encodePosition(r.last_transaction, r.last_position) }));
     }
   } catch (err) {
@@ -401,17 +429,45 @@ async function asMessageStatements(client: pg.PoolClient, statements: InlineStat
  * the function an error came from in its context (`where`), and only es_append's errors come from inside it.
  */
 function failedInProjection(err: unknown): boolean {
-  return err instanceof pg.DatabaseError && !String(err.where ?? '').includes('es_append(') && !/^(08|53|57|58)/.test(err.code ?? '');
+  return (
+    err instanceof pg.DatabaseError &&
+    !String(err.where ?? '').includes('es_append(') &&
+    !/^(08|53|57|58)/.test(err.code ?? '') &&
+    !refusedByCondition(err)
+  );
 }
 
-/** An append whose events an inline projection reads: its rows commit with it (appendAtomically). */
-async function appendWithInline(pool: pg.Pool, stream: string, events: NewEvent[], expected: ExpectedRevision, inline: InlineProjections): Promise<AppendResult> {
+/** Whether an append failed because its condition (AppendCondition) refused it: es_require's SQLSTATE (migration 0109). */
+function refusedByCondition(err: unknown): boolean {
+  return err instanceof pg.DatabaseError && err.code === 'ES010';
+}
+
+/**
+ * An append as one message (appendAtomically): one whose events an inline projection reads (`inline`: its rows
+ * commit with it), or one with a condition (its statement runs in the append's transaction).
+ */
+async function appendAsMessage(
+  pool: pg.Pool,
+  stream: string,
+  events: NewEvent[],
+  expected: ExpectedRevision,
+  inline: InlineProjections | undefined,
+  condition?: AppendCondition,
+): Promise<AppendResult> {
   try {
-    return (await appendAtomically(pool, [{ stream, events, expected }], inline))[0];
+    return (await appendAtomically(pool, [{ stream, events, expected, condition }], inline))[0];
   } catch (err) {
     if (!(err instanceof AppendRefused)) throw err;
+    if (refusedByCondition(err.cause)) throw new ConditionFailedError(stream, err.cause);
     // Classified as in autocommit: an idempotent retry answers as then, a conflict is WrongExpectedVersionError.
-    return appendInTransaction(pool, stream, events, expected, err.cause);
+    const result = await appendInTransaction(pool, stream, events, expected, err.cause);
+    if (condition && result.replayed) {
+      // Its events were stored by an earlier attempt of this very append (a group whose COMMIT's answer was
+      // lost: append-groups.ts), which ran the condition with them.
+      condition.state = 'committed';
+      condition.seen = null;
+    }
+    return result;
   }
 }
 
@@ -421,6 +477,7 @@ async function appendMany(pool: pg.Pool, appends: StreamAppend[], inline: Inline
     return await appendAtomically(pool, appends, inline);
   } catch (err) {
     if (!(err instanceof AppendRefused)) throw err;
+    if (refusedByCondition(err.cause)) throw new ConditionFailedError(appends.map((a) => a.stream).join(', '), err.cause);
     throw await whichStreamFailed(pool, appends, err.cause);
   }
 }
@@ -603,17 +660,27 @@ export async function createPostgresEventStore(pool: pg.Pool, url?: string, stor
   const { inline } = storeOptions;
   const groups = inline && new AppendGroups({
     together: (appends) => appendAtomically(pool, appends, inline, true),
-    alone: (a) => appendWithInline(pool, a.stream, a.events, a.expected, inline),
+    alone: (a) => appendAsMessage(pool, a.stream, a.events, a.expected, inline, a.condition),
   });
 
-  /** One append, with the inline projections or without (the view withoutInlineProjections returns). */
-  const appendOne = async (stream: string, events: NewEvent[], expected: ExpectedRevision, projections: InlineProjections | undefined): Promise<AppendResult> => {
+  /**
+   * One append, with the inline projections or without (the view withoutInlineProjections returns), under a
+   * condition or not (the view withCondition returns).
+   */
+  const appendOne = async (
+    stream: string,
+    events: NewEvent[],
+    expected: ExpectedRevision,
+    projections: InlineProjections | undefined,
+    condition?: AppendCondition,
+  ): Promise<AppendResult> => {
+    const handled = projections !== undefined && events.some((e) => projections.handles(e.type));
     const result =
-      !projections || !events.some((e) => projections.handles(e.type))
+      !handled && condition === undefined
         ? await appendInTransaction(pool, stream, events, expected)
-        : groups && expected === 'no_stream' && storeOptions.groupCreations?.()
-          ? await groups.append({ stream, events, expected })
-          : await appendWithInline(pool, stream, events, expected, projections);
+        : handled && groups && expected === 'no_stream' && storeOptions.groupCreations?.()
+          ? await groups.append({ stream, events, expected, condition })
+          : await appendAsMessage(pool, stream, events, expected, handled ? projections : undefined, condition);
     tail.appended(result.position); // this process's consumers: at once
     appended.signal(result.position); // the other processes' (while any listens): by NOTIFY
     return result;
@@ -694,5 +761,14 @@ export async function createPostgresEventStore(pool: pg.Pool, url?: string, stor
     };
     store.withoutInlineProjections = () => view;
   }
+  // Every append of this view runs the condition; it offers no way around it (no view without it).
+  store.withCondition = (condition) => ({
+    ...store,
+    appendToStream: (stream, events, expected) => appendOne(stream, events, expected, inline, condition),
+    appendToStreams: (appends) => appendSeveral(appends.map((a, i) => (i === 0 ? { ...a, condition } : a)), inline),
+    withoutInlineProjections: undefined,
+    withCondition: undefined,
+    async close() {},
+  });
   return store;
 }

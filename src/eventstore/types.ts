@@ -85,6 +85,47 @@ export interface StreamAppend {
   stream: string;
   events: NewEvent[];
   expected: ExpectedRevision;
+  /** The condition the append commits under (EventStore.withCondition), if any. */
+  condition?: AppendCondition;
+}
+
+/**
+ * A condition an append commits under (EventStore.withCondition, PostgreSQL
+ * only): a statement run in the append's own transaction, after its events
+ * and their inline rows, that refuses the whole append, by raising SQLSTATE
+ * ES010 (es_require, migration 0109), unless what it checks still holds.
+ * The store records the outcome on the object, so that the caller knows
+ * whether anything may have been written.
+ */
+export interface AppendCondition {
+  /** The statement: prepared once per connection, its parameters $1..$n typed by casts or context in the text. */
+  sql: string;
+  /** Its arguments, each an SQL literal. */
+  args: string[];
+  /** The order in which one message runs its conditions (they may lock rows: one order, no deadlock). */
+  order: string;
+  /**
+   * - `unsent`: no append with it was sent: nothing was written under it.
+   * - `sent`: sent, outcome unknown (the connection was lost).
+   * - `refused`: the append was refused (the condition, a conflict...): nothing was written.
+   * - `committed`: the append committed with it (or had been stored by an earlier attempt of this very append).
+   */
+  state: 'unsent' | 'sent' | 'refused' | 'committed';
+  /** The statement's row, once committed in this attempt (null for an append an earlier attempt stored). */
+  seen: Record<string, unknown> | null;
+}
+
+/** An append refused by its condition (AppendCondition): nothing was written. */
+export class ConditionFailedError extends Error {
+  constructor(readonly stream: string, readonly cause: unknown) {
+    super(`the condition of the append to ${stream} no longer holds: ${(cause as Error)?.message ?? String(cause)}`);
+    this.name = 'ConditionFailedError';
+  }
+}
+
+/** A new condition: `sql` and `args` as AppendCondition's, nothing sent yet. */
+export function appendCondition(sql: string, args: string[], order: string): AppendCondition {
+  return { sql, args, order, state: 'unsent', seen: null };
 }
 
 export interface ReadStreamOptions {
@@ -154,6 +195,12 @@ export interface EventStore {
    * connections and subscriptions; closing this store closes it.
    */
   withoutInlineProjections?(): EventStore;
+  /**
+   * PostgreSQL only: the same store, whose appends all commit under
+   * `condition` (AppendCondition), in their own transaction; a refusal by it
+   * is ConditionFailedError. EventStoreDB has no transaction to run it in.
+   */
+  withCondition?(condition: AppendCondition): EventStore;
   close(): Promise<void>;
 }
 

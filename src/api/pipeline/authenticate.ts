@@ -19,6 +19,7 @@ import { requestsPerMinute, type Plan } from '../../accounts/plans.ts';
 import { COUNT_REQUEST, windowOf, type RateWindow } from './ratelimit.ts';
 import { prefetchCte, prefetchedOf, type Prefetched, type PrefetchHint } from './prefetch.ts';
 import type { ApiKeyInfo, Scope } from '../route.ts';
+import type { KeyMemory } from './remembered.ts';
 
 export interface OrganizationState {
   id: string;
@@ -42,10 +43,12 @@ export interface Principal {
   prefetched: Prefetched;
 }
 
-/** The key's statement ($1 the secret's hash, $2 now in ms), with the customer to fetch as $3 when `withCustomer` (prefetch.ts). */
-function keyQuery(withCustomer: boolean): string {
-  return `
-  with caller as (
+/**
+ * The CTE `caller` ($1 the secret's hash): the key, its account and its organization, everything the checks
+ * read. A write on a remembered key (remembered.ts) runs it again in its own transaction and compares
+ * digests of its row, so both statements take it from here.
+ */
+export const CALLER_CTE = `caller as (
     select k.id, k.kind, k.mode, k.account_id, k.organization_id, k.scopes, k.secret_hash,
            a.plan, a.subscription_status, a.current_period_end, a.requests_per_minute,
            o.account_id as org_account_id, o.archived as org_archived, o.api_enabled as org_api_enabled,
@@ -54,8 +57,18 @@ function keyQuery(withCustomer: boolean): string {
       join accounts a on a.id = k.account_id
       left join organizations o on o.id = k.organization_id
      where k.secret_hash = $1 and k.revoked_at is null
-  ), hit as (${COUNT_REQUEST})${withCustomer ? `, ${prefetchCte(3)}` : ''}
-  select caller.*, hit.points as window_points, hit.expire as window_expire${withCustomer ? ', fetched.*' : ''}
+  )`;
+
+/** The hex SHA-256 of a CTE's row as text (NULL for no row): what tells a remembered row from the row now. */
+export const rowDigest = (cte: string) => `encode(sha256(convert_to(${cte}::text, 'UTF8')), 'hex')`;
+
+/** The key's statement ($1 the secret's hash, $2 now in ms), with the customer to fetch as $3 when `withCustomer` (prefetch.ts). */
+function keyQuery(withCustomer: boolean): string {
+  return `
+  with ${CALLER_CTE}, hit as (${COUNT_REQUEST})${withCustomer ? `, ${prefetchCte(3)}` : ''}
+  select caller.*, ${rowDigest('caller')} as caller_digest, hit.points as window_points, hit.expire as window_expire${
+    withCustomer ? `, fetched.*, ${rowDigest('fetched')} as c_digest` : ''
+  }
     from caller left join hit on true${withCustomer ? ' left join fetched on true' : ''}`;
 }
 
@@ -85,8 +98,8 @@ function authorizationHeaders(raw: string[]): number {
   return n;
 }
 
-/** `hint`: a row the route's write will read, fetched by the same statement (prefetch.ts). */
-export async function authenticate(rt: Runtime, req: Request, hint: PrefetchHint = null): Promise<Principal> {
+/** The request's key as stored: the hash of its Bearer secret, and the mode its prefix says (401 for a malformed or foreign one). */
+export function keyOf(rt: Runtime, req: Request): { hash: string; mode: string } {
   const secret = bearerToken(req);
   const mode = modeOfSecret(secret);
   if (mode === null) throw unauthorized();
@@ -94,11 +107,31 @@ export async function authenticate(rt: Runtime, req: Request, hint: PrefetchHint
   if (mode !== 'account' && mode !== rt.config.serviceMode) {
     throw unauthorized(`${mode} keys are not accepted by this ${rt.config.serviceMode}-mode server`);
   }
-  const hash = hashSecret(secret);
+  return { hash: hashSecret(secret), mode };
+}
+
+/**
+ * `hint`: a row the route's write will read, fetched by the same statement (prefetch.ts). `memory`: keeps
+ * what the statement said (remembered.ts), or forgets the key when it does not authenticate.
+ */
+export async function authenticate(rt: Runtime, req: Request, hint: PrefetchHint = null, memory?: KeyMemory): Promise<Principal> {
+  const { hash, mode } = keyOf(rt, req);
   const { rows } = await rt.database.pool.query(
     hint ? { ...KEY_STATEMENT_WITH_CUSTOMER, values: [hash, Date.now(), hint.id] } : { ...KEY_STATEMENT, values: [hash, Date.now()] },
   );
-  const row = rows[0];
+  let principal: Principal;
+  try {
+    principal = principalOf(rows[0], hash, mode, hint);
+  } catch (err) {
+    memory?.forget(hash);
+    throw err;
+  }
+  memory?.remember(hash, rows[0], hint);
+  return principal;
+}
+
+/** The principal a row of the key's statement describes (401 when it is no key of this secret and mode). */
+export function principalOf(row: Record<string, any> | undefined, hash: string, mode: string, hint: PrefetchHint): Principal {
   if (!row || !sameHash(row.secret_hash, hash) || row.mode !== mode) throw unauthorized();
   // An organization key whose organization is gone from the read model cannot act anywhere.
   if (row.kind === 'organization' && row.org_account_id !== row.account_id) throw unauthorized();
@@ -116,7 +149,7 @@ export async function authenticate(rt: Runtime, req: Request, hint: PrefetchHint
     secretHash: hash,
     window: windowOf(row.window_points, row.window_expire),
     plan: row.plan,
-    subscription: effectiveSubscriptionStatus(row),
+    subscription: effectiveSubscriptionStatus(row as Parameters<typeof effectiveSubscriptionStatus>[0]),
     requestsPerMinute: requestsPerMinute(row.plan, row.requests_per_minute),
     keyOrganization:
       row.kind === 'organization'

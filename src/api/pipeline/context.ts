@@ -54,6 +54,7 @@ export function createContext(
     key,
     organizationId,
     prefetched,
+    store: rt.store,
     idempotencySeed: null,
     newId: (kind) => (ctx.idempotencySeed ? derivedV7(ctx.idempotencySeed, kind) : uuidv7()),
     ifMatch: parseIfMatch(req.header('if-match')),

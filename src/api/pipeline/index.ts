@@ -3,7 +3,9 @@
  * docs/api-decisions.md "Keys, plans and quotas": authentication (401), key kind / organization (400,
  * 403, 404), plan, subscription and organization state (403), scope (403),
  * rate limit (429), validation (400/404/415), Idempotency-Key, If-Match, then
- * the handler and its reply. Each step lives in its own file here.
+ * the handler and its reply. Each step lives in its own file here. A route
+ * that allows it first runs on what the process remembers of its key
+ * (remembered.ts), and the normal way whenever that did not write.
  */
 import type { NextFunction, Request, Response, Router } from 'express';
 import type { Runtime } from '../../runtime.ts';
@@ -15,6 +17,7 @@ import { derivedV7 } from '../../shared/derived-id.ts';
 import { begin, finish, fingerprint, idempotencyKeyOf, purgeExpired, release } from './idempotency.ts';
 import { authenticateAndCount } from './keyed.ts';
 import { prefetchHint } from './prefetch.ts';
+import { KeyMemory, runOnRememberedKey } from './remembered.ts';
 import { enforceRateLimit } from './ratelimit.ts';
 import { renderError, renderReply, send, type Rendered } from './reply.ts';
 import type { UnauthenticatedLimiter } from './unauthenticated.ts';
@@ -26,12 +29,15 @@ const PURGE_EVERY = 1000; // idempotent requests between two purges of expired k
 /** `unauthenticated`: the API's limiter of requests without a valid key, shared with its answers where no route ran. */
 export function mountRoutes(router: Router, rt: Runtime, specs: readonly RouteSpec[], unauthenticated: UnauthenticatedLimiter): void {
   let idempotentRequests = 0;
+  const memory = new KeyMemory();
   for (const spec of specs) {
     const validate = compileValidator(spec); // at start-up: a bad schema fails early
     router[spec.method](spec.path, async (req: Request, res: Response, next: NextFunction) => {
       res.locals.route = `${req.baseUrl}${spec.path}`; // the route template of the access log and metrics (src/api/access-log.ts)
       try {
-        const { principal, rate } = await authenticateAndCount(rt, unauthenticated, req, res, prefetchHint(spec.prefetch, req));
+        const remembered = await runOnRememberedKey(rt, memory, unauthenticated, spec, validate, req, res);
+        if (remembered) return send(res, remembered);
+        const { principal, rate } = await authenticateAndCount(rt, unauthenticated, req, res, prefetchHint(spec.prefetch, req), memory);
         const organizationId = await authorize(rt, req, spec, principal);
         enforceRateLimit(res, rate);
         const checked = validate(req);

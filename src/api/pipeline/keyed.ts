@@ -12,18 +12,23 @@ import { authenticate, type Principal } from './authenticate.ts';
 import type { PrefetchHint } from './prefetch.ts';
 import { enforceRateLimit, rateLimitOf, setRateLimitHeaders, type RateLimitResult } from './ratelimit.ts';
 import type { UnauthenticatedLimiter } from './unauthenticated.ts';
+import type { KeyMemory } from './remembered.ts';
 
-/** Authenticates the request's key (401, or 429 for an address with too many failures) and counts it; `hint`: what to fetch beside it (prefetch.ts). */
+/**
+ * Authenticates the request's key (401, or 429 for an address with too many failures) and counts it; `hint`:
+ * what to fetch beside it (prefetch.ts); `memory`: keeps what the key's statement said (remembered.ts).
+ */
 export async function authenticateAndCount(
   rt: Runtime,
   unauthenticated: UnauthenticatedLimiter,
   req: Request,
   res: Response,
   hint: PrefetchHint = null,
+  memory?: KeyMemory,
 ): Promise<{ principal: Principal; rate: RateLimitResult }> {
   try {
     unauthenticated.check(req, res);
-    const principal = await authenticate(rt, req, hint).catch((err) => {
+    const principal = await authenticate(rt, req, hint, memory).catch((err) => {
       if (err instanceof DomainError && err.code === 'UNAUTHORIZED') unauthenticated.failed(req);
       throw err;
     });

@@ -51,4 +51,5 @@ export const migrations: Record<string, Migration> = {
   '0106_es_events_inline_projectors': onDemand(() => import('./0106_es_events_inline_projectors.ts')),
   '0107_schedule_customers': onDemand(() => import('./0107_schedule_customers.ts')),
   '0108_business_dates': onDemand(() => import('./0108_business_dates.ts')),
+  '0109_es_require': onDemand(() => import('./0109_es_require.ts')),
 };

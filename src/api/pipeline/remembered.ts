@@ -1,0 +1,185 @@
+/**
+ * Writes on a remembered key (docs/api-pipeline.md "Writes on a remembered
+ * key"): a route that allows it (RouteSpec.rememberedKey) runs its checks
+ * and its decision on what the process remembers of the key (its account,
+ * its organization) and of the customer the body names, from the last time
+ * the key's statement read them, and its one append commits under a
+ * condition (AppendCondition) that reads them again in the append's own
+ * transaction: the same rows, digest for digest, and the request counted in
+ * the key's rate-limit window with room left. A lone create then makes one
+ * round trip instead of two (docs/performance.md "The key checked in the
+ * append's own transaction").
+ *
+ * Nothing is answered from memory that the database did not confirm at the
+ * write: a revoked key, a changed plan, scope, organization state or
+ * customer, or a full window refuses the append (nothing is written), and
+ * the request runs again the normal way (runOnRememberedKey returns null),
+ * which answers as if nothing had been remembered (401, 403, 429, the
+ * customer as it is now). So does every other answer than a committed write
+ * (a 400, a 404, a decision's refusal): the normal way gives it, in the
+ * order of checks. Only an outcome that is unknown (the connection lost with
+ * the append) is not run again: it fails as it would have.
+ */
+import type { Request, Response } from 'express';
+import type { Runtime } from '../../runtime.ts';
+import { appendCondition, type AppendCondition } from '../../eventstore/types.ts';
+import { sqlLiteral } from '../../eventstore/sql-literal.ts';
+import type { RouteSpec } from '../route.ts';
+import { authorize } from './access.ts';
+import { CALLER_CTE, keyOf, principalOf, rowDigest } from './authenticate.ts';
+import { createContext } from './context.ts';
+import { prefetchCte, prefetchHint } from './prefetch.ts';
+import { requestsPerMinute } from '../../accounts/plans.ts';
+import { COUNT_REQUEST, rateLimitOf, setRateLimitHeaders, windowOf, WINDOW_MS, type RateWindow } from './ratelimit.ts';
+import { renderReply, type Rendered } from './reply.ts';
+import type { UnauthenticatedLimiter } from './unauthenticated.ts';
+import type { RouteValidator } from './validate.ts';
+import { withLocation } from './links.ts';
+
+/** Keys and customers remembered at most (the oldest go first). */
+const MAX_REMEMBERED = 10_000;
+
+interface RememberedKey {
+  /** The key's statement's row, without the customer's columns. */
+  row: Record<string, any>;
+  /** The request window the key was last seen in. */
+  window: RateWindow;
+}
+
+/**
+ * What this process's key statements said lately: each key's row (by its
+ * secret's hash, as stored) and each customer's (by id). Rows only, with the
+ * digest PostgreSQL computed of them: never a secret.
+ */
+export class KeyMemory {
+  private readonly keys = new Map<string, RememberedKey>();
+  private readonly customers = new Map<string, Record<string, any>>();
+
+  /** A key that authenticated, and the customer its statement fetched for `hint` (forgotten when there is none). */
+  remember(hash: string, row: Record<string, any>, hint: { id: string } | null): void {
+    const key: Record<string, any> = {};
+    const customer: Record<string, any> = {};
+    for (const [name, value] of Object.entries(row)) (name.startsWith('c_') ? customer : key)[name] = value;
+    keep(this.keys, hash, { row: key, window: windowOf(row.window_points, row.window_expire) });
+    if (!hint) return;
+    if (customer.c_id && customer.c_digest) keep(this.customers, hint.id, customer);
+    else this.customers.delete(hint.id);
+  }
+
+  /** A key that no longer authenticates, or whose remembered rows a write found changed. */
+  forget(hash: string, customerId?: string): void {
+    this.keys.delete(hash);
+    if (customerId !== undefined) this.customers.delete(customerId);
+  }
+
+  /** The key's and the customer's rows as one row of the key's statement, when both are remembered and the window has room. */
+  recall(hash: string, customerId: string, now: number): { row: Record<string, any>; window: RateWindow } | null {
+    const key = this.keys.get(hash);
+    const customer = this.customers.get(customerId);
+    if (!key || !customer) return null;
+    // A full window is left to the normal way, which answers its 429 (the condition would refuse the write).
+    const limit = requestsPerMinute(key.row.plan, key.row.requests_per_minute);
+    if (limit > 0 && key.window.closesAt > now && key.window.used >= limit) return null;
+    return { row: { ...key.row, ...customer }, window: key.window };
+  }
+
+  /** The window a committed write was counted in. */
+  counted(hash: string, window: RateWindow): void {
+    const key = this.keys.get(hash);
+    if (key) key.window = window;
+  }
+
+  /** The remembered window with one more request in it (a new one once it closed). */
+  nextInWindow(hash: string, now = Date.now()): RateWindow {
+    const window = this.keys.get(hash)?.window;
+    if (!window || window.closesAt <= now) return { used: 1, closesAt: now + WINDOW_MS };
+    return { used: window.used + 1, closesAt: window.closesAt };
+  }
+}
+
+function keep<V>(map: Map<string, V>, id: string, value: V): void {
+  map.delete(id); // re-inserted last: the Map's order is the entries' age
+  map.set(id, value);
+  if (map.size > MAX_REMEMBERED) map.delete(map.keys().next().value!);
+}
+
+/**
+ * The condition's statement: the key's statement again ($1 the secret's hash, $2 now in ms, $3 the
+ * customer's id), in the append's transaction, refusing it (es_require, migration 0109) unless the key's
+ * row and the customer's row have the digests remembered ($4, $5) and the request, counted now, is within
+ * the key's limit ($6, 0 for none). Its row is the window the request was counted in.
+ */
+const CONDITION = `
+  with ${CALLER_CTE}, hit as (${COUNT_REQUEST}), ${prefetchCte(3)}
+  select es_require(
+           (select ${rowDigest('caller')} from caller) = $4::text
+           and (select ${rowDigest('fetched')} from fetched) = $5::text
+           and (select $6::bigint = 0 or hit.points <= $6::bigint from hit),
+           'the key, its account or organization, or the customer changed since they were read, or the rate limit is reached') as ok,
+         (select points from hit) as window_points,
+         (select expire from hit) as window_expire`;
+
+/**
+ * Runs a request on its remembered key (the module's comment): the rendered answer of a write that
+ * committed under its condition, or null when the request must run the normal way (nothing was written).
+ */
+export async function runOnRememberedKey(
+  rt: Runtime,
+  memory: KeyMemory,
+  unauthenticated: UnauthenticatedLimiter,
+  spec: RouteSpec,
+  validate: RouteValidator,
+  req: Request,
+  res: Response,
+): Promise<Rendered | null> {
+  if (!spec.rememberedKey || !rt.store.withCondition || req.header('idempotency-key') !== undefined) return null;
+  const hint = prefetchHint(spec.prefetch, req);
+  if (!hint) return null;
+  let hash: string;
+  let limit: number;
+  let condition: AppendCondition;
+  let organizationId: string | null;
+  let ctx: ReturnType<typeof createContext>;
+  let input: unknown;
+  try {
+    unauthenticated.check(req, res);
+    const key = keyOf(rt, req);
+    hash = key.hash;
+    const recalled = memory.recall(hash, hint.id, Date.now());
+    if (!recalled) return null;
+    const principal = principalOf(recalled.row, hash, key.mode, hint);
+    // An account key's organization is read by authorize() (a round trip of its own): not worth remembering.
+    if (principal.key.kind !== 'organization') return null;
+    organizationId = await authorize(rt, req, spec, principal);
+    const checked = validate(req);
+    if (checked.errors.length) return null;
+    input = checked.input;
+    limit = principal.requestsPerMinute;
+    const args = [hash, String(Date.now()), hint.id, recalled.row.caller_digest, recalled.row.c_digest].map((v) => sqlLiteral(String(v)));
+    condition = appendCondition(CONDITION, [...args, String(limit)], hash);
+    ctx = createContext(rt, req, res, principal.key, organizationId, principal.prefetched);
+    ctx.store = rt.store.withCondition(condition);
+  } catch {
+    return null; // the normal way gives every answer but a write's
+  }
+  let reply;
+  try {
+    reply = await spec.handler(ctx, input as never);
+  } catch (err) {
+    if (condition.state === 'unsent' || condition.state === 'refused') {
+      memory.forget(hash, hint.id);
+      return null;
+    }
+    throw err; // the append's outcome is unknown, or it committed and what followed failed: as on the normal way
+  }
+  // A handler that wrote nothing under the condition answered from memory alone: the normal way answers instead.
+  if (condition.state !== 'committed') return null;
+  const seen = condition.seen;
+  // Null: the append was stored by an earlier attempt of it whose answer was lost (append-groups.ts), counted then.
+  const window = seen ? windowOf(seen.window_points as number, seen.window_expire as string) : memory.nextInWindow(hash);
+  memory.counted(hash, window);
+  setRateLimitHeaders(res, rateLimitOf(window, limit));
+  unauthenticated.succeeded(hash);
+  res.locals.keyId = ctx.key.id;
+  return withLocation(spec, req.baseUrl, renderReply(reply));
+}
