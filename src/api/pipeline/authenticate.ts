@@ -2,7 +2,8 @@
  * Step 1 (docs/api-decisions.md "Keys, plans and quotas"): who is calling. One indexed query finds the
  * key by the SHA-256 of the Bearer secret, with its account and (for an
  * organization key) its organization, so the later checks need no more reads.
- * No cache: a revoked key fails on the very next request.
+ * No answer from a cache: a revoked key fails on the very next request (a write
+ * on a remembered key checks it again in its own transaction: remembered.ts).
  *
  * The same statement counts the request in the key's rate-limit window
  * (ratelimit.ts): one round trip for both, which is most of the pipeline's

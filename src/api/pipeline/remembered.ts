@@ -17,12 +17,17 @@
  * which answers as if nothing had been remembered (401, 403, 429, the
  * customer as it is now). So does every other answer than a committed write
  * (a 400, a 404, a decision's refusal): the normal way gives it, in the
- * order of checks. Only an outcome that is unknown (the connection lost with
- * the append) is not run again: it fails as it would have.
+ * order of checks. A failure of the service with nothing written (a
+ * projector's bug, the database gone) is not run again, which would repeat
+ * its alert and its effects: the normal way checks the key first (a key that
+ * no longer passes gets its own answer), then fails with it. An outcome that
+ * is unknown (the connection lost with the append) is not run again either:
+ * it fails as it would have.
  */
 import type { Request, Response } from 'express';
 import type { Runtime } from '../../runtime.ts';
-import { appendCondition, type AppendCondition } from '../../eventstore/types.ts';
+import { appendCondition, ConditionFailedError, type AppendCondition } from '../../eventstore/types.ts';
+import { DomainError } from '../../shared/errors.ts';
 import { sqlLiteral } from '../../eventstore/sql-literal.ts';
 import type { RouteSpec } from '../route.ts';
 import { authorize } from './access.ts';
@@ -120,9 +125,13 @@ const CONDITION = `
          (select expire from hit) as window_expire`;
 
 /**
- * Runs a request on its remembered key (the module's comment): the rendered answer of a write that
- * committed under its condition, or null when the request must run the normal way (nothing was written).
+ * What became of a request on its remembered key: the rendered answer of a write that committed under its
+ * condition; or `failed`, a failure of the service with nothing written, to answer once the normal way's
+ * checks pass (instead of its handler); or null: run the request the normal way (nothing was written).
  */
+export type RememberedOutcome = { rendered: Rendered } | { failed: unknown } | null;
+
+/** Runs a request on its remembered key (the module's comment). */
 export async function runOnRememberedKey(
   rt: Runtime,
   memory: KeyMemory,
@@ -131,7 +140,7 @@ export async function runOnRememberedKey(
   validate: RouteValidator,
   req: Request,
   res: Response,
-): Promise<Rendered | null> {
+): Promise<RememberedOutcome> {
   if (!spec.rememberedKey || !rt.store.withCondition || req.header('idempotency-key') !== undefined) return null;
   const hint = prefetchHint(spec.prefetch, req);
   if (!hint) return null;
@@ -166,11 +175,13 @@ export async function runOnRememberedKey(
   try {
     reply = await spec.handler(ctx, input as never);
   } catch (err) {
-    if (condition.state === 'unsent' || condition.state === 'refused') {
+    // The append's outcome is unknown, or it committed and what followed failed: as on the normal way.
+    if (condition.state !== 'unsent' && condition.state !== 'refused') throw err;
+    if (err instanceof ConditionFailedError || (err instanceof DomainError && err.status < 500)) {
       memory.forget(hash, hint.id);
       return null;
     }
-    throw err; // the append's outcome is unknown, or it committed and what followed failed: as on the normal way
+    return { failed: err };
   }
   // A handler that wrote nothing under the condition answered from memory alone: the normal way answers instead.
   if (condition.state !== 'committed') return null;
@@ -181,5 +192,5 @@ export async function runOnRememberedKey(
   setRateLimitHeaders(res, rateLimitOf(window, limit));
   unauthenticated.succeeded(hash);
   res.locals.keyId = ctx.key.id;
-  return withLocation(spec, req.baseUrl, renderReply(reply));
+  return { rendered: withLocation(spec, req.baseUrl, renderReply(reply)) };
 }
