@@ -67,8 +67,8 @@ export const rowDigest = (cte: string) => `encode(sha256(convert_to(${cte}::text
 function keyQuery(withCustomer: boolean): string {
   return `
   with ${CALLER_CTE}, hit as (${COUNT_REQUEST})${withCustomer ? `, ${prefetchCte(3)}` : ''}
-  select caller.*, ${rowDigest('caller')} as caller_digest, hit.points as window_points, hit.expire as window_expire${
-    withCustomer ? `, fetched.*, ${rowDigest('fetched')} as c_digest` : ''
+  select caller.*, hit.points as window_points, hit.expire as window_expire${
+    withCustomer ? `, fetched.*, ${rowDigest('caller')} as caller_digest, ${rowDigest('fetched')} as c_digest` : ''
   }
     from caller left join hit on true${withCustomer ? ' left join fetched on true' : ''}`;
 }
@@ -113,7 +113,8 @@ export function keyOf(rt: Runtime, req: Request): { hash: string; mode: string }
 
 /**
  * `hint`: a row the route's write will read, fetched by the same statement (prefetch.ts). `memory`: keeps
- * what the statement said (remembered.ts), or forgets the key when it does not authenticate.
+ * what a statement with a hint said, with the digests of its rows (remembered.ts: only a write naming a
+ * customer runs on a remembered key), and forgets a key that does not authenticate.
  */
 export async function authenticate(rt: Runtime, req: Request, hint: PrefetchHint = null, memory?: KeyMemory): Promise<Principal> {
   const { hash, mode } = keyOf(rt, req);
@@ -127,7 +128,7 @@ export async function authenticate(rt: Runtime, req: Request, hint: PrefetchHint
     memory?.forget(hash);
     throw err;
   }
-  memory?.remember(hash, rows[0], hint);
+  if (hint) memory?.remember(hash, rows[0], hint);
   return principal;
 }
 

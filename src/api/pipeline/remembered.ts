@@ -61,12 +61,11 @@ export class KeyMemory {
   private readonly customers = new Map<string, Record<string, any>>();
 
   /** A key that authenticated, and the customer its statement fetched for `hint` (forgotten when there is none). */
-  remember(hash: string, row: Record<string, any>, hint: { id: string } | null): void {
+  remember(hash: string, row: Record<string, any>, hint: { id: string }): void {
     const key: Record<string, any> = {};
     const customer: Record<string, any> = {};
     for (const [name, value] of Object.entries(row)) (name.startsWith('c_') ? customer : key)[name] = value;
     keep(this.keys, hash, { row: key, window: windowOf(row.window_points, row.window_expire) });
-    if (!hint) return;
     if (customer.c_id && customer.c_digest) keep(this.customers, hint.id, customer);
     else this.customers.delete(hint.id);
   }
