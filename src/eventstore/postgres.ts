@@ -265,10 +265,13 @@ class AppendRefused {
  * everyone makes two multi-stream appends unable to deadlock.
  *
  * Conditions (AppendCondition: a request's key and facts, checked at the
- * write) come last in the message, in their `order`, after the events and
- * their rows, so that every lock they take is taken after every other lock
- * of any append: two messages never wait on each other through them. Each
- * condition's state says what became of the append.
+ * write) come last, in their `order`, after the events and their rows: at
+ * the end of a message that is the whole write, and with the COMMIT of one
+ * followed by apply(). So every lock they take is taken after every other
+ * lock of any append, and two writes never wait on each other through them.
+ * Each condition's state says what became of the append; once an attempt's
+ * outcome is unknown (the connection lost with it), a later attempt's
+ * refusal leaves it `sent`: the first may have committed.
  *
  * A refused append throws AppendRefused once its connection is back in the
  * pool (the caller classifies the cause, reading if it must, without holding
@@ -332,11 +335,14 @@ async function appendAtomically(pool: pg.Pool, appends: StreamAppend[], inline: 
     ),
     ...(opening === null ? [] : [`${opening};`]),
     ...written,
-    ...required,
+    ...(applyAfter ? [] : required),
   ].join('\n');
   const first = (applyAfter ? 1 : 0) + locks; // the result of the first es_append
   let broken: Error | undefined;
   let refused: AppendRefused | null = null;
+  const unknownBefore = conditions.map((c) => c.state === 'sent');
+  /** The attempt failed: refused for sure unless the connection failed with it, or an earlier attempt's outcome is unknown. */
+  const settle = () => conditions.forEach((c, i) => (c.state = broken === undefined && !unknownBefore[i] ? 'refused' : 'sent'));
   for (const c of conditions) c.state = 'sent';
   try {
     let rows: any[] = [];
@@ -345,14 +351,13 @@ async function appendAtomically(pool: pg.Pool, appends: StreamAppend[], inline: 
       const answer = (await client.query(message)) as unknown as pg.QueryResult | pg.QueryResult[];
       const results = Array.isArray(answer) ? answer : [answer]; // a message of one statement has one result
       rows = results.slice(first, first + appends.length).map((r) => r.rows[0]);
-      seen = results.slice(results.length - conditions.length).map((r) => r.rows[0] ?? null);
+      if (!applyAfter) seen = results.slice(results.length - conditions.length).map((r) => r.rows[0] ?? null);
     } catch (err) {
       // An implicit transaction ended with the message's failure (a connection that failed with it is not pooled
       // again); an explicit one is still open, aborted.
       if (applyAfter) await client.query('rollback').catch((e) => (broken = e));
       else if (!(err instanceof pg.DatabaseError) || /^(08|57|58)/.test(err.code ?? '')) broken = err as Error;
-      // Refused for sure unless the connection failed with it (then the outcome is unknown: `sent`).
-      if (broken === undefined) for (const c of conditions) c.state = 'refused';
+      settle();
       const inProjection = whole !== null && failedInProjection(err);
       whole?.refused(err, inProjection);
       if (inProjection) throw new InlineProjectionError(streams.join(', '), err);
@@ -368,17 +373,29 @@ async function appendAtomically(pool: pg.Pool, appends: StreamAppend[], inline: 
           await inline!.apply(recorded, client, opening !== null, grouped);
         } catch (err) {
           await client.query('rollback').catch((e) => (broken = e));
-          if (broken === undefined) for (const c of conditions) c.state = 'refused';
+          settle();
           // A lost connection stays recognisable through `cause` (the API answers 503 for it).
           throw new InlineProjectionError(streams.join(', '), err);
         }
-        await client.query('commit');
+        // The conditions go with the COMMIT, after every lock apply() took.
+        try {
+          const answer = (await client.query([...required, 'commit;'].join('\n'))) as unknown as pg.QueryResult | pg.QueryResult[];
+          seen = (Array.isArray(answer) ? answer : [answer]).slice(0, conditions.length).map((r) => r.rows[0] ?? null);
+        } catch (err) {
+          // A condition refused (the COMMIT was not run: roll back), else the COMMIT's outcome is unknown.
+          if (!(err instanceof pg.DatabaseError) || /^(08|57|58)/.test(err.code ?? '') || conditions.length === 0) throw err;
+          await client.query('rollback').catch((e) => (broken = e));
+          settle();
+          refused = new AppendRefused(err);
+        }
       }
-      conditions.forEach((c, i) => {
-        c.state = 'committed';
-        c.seen = seen[i];
-      });
-      return rows.map((r) => ({ nextRevision: Number(r.last_revision), position: encodePosition(r.last_transaction, r.last_position) }));
+      if (refused === null) {
+        conditions.forEach((c, i) => {
+          c.state = 'committed';
+          c.seen = seen[i];
+        });
+        return rows.map((r) => ({ nextRevision: Number(r.last_revision), position: encodePosition(r.last_transaction, r.last_position) }));
+      }
     }
   } catch (err) {
     // COMMIT failed: the connection is suspect, do not pool it again.
@@ -424,15 +441,16 @@ async function asMessageStatements(client: pg.PoolClient, statements: InlineStat
 
 /**
  * Whether a failed inline message failed in the projections' statements (a projector bug: the alert) rather
- * than in es_append (a conflict, an event id stored before: classified as in autocommit) or around them (the
- * connection, the server shutting down or out of resources: SQLSTATE classes 08, 53, 57, 58). PostgreSQL names
- * the function an error came from in its context (`where`), and only es_append's errors come from inside it.
+ * than in es_append (a conflict, an event id stored before: classified as in autocommit), in a condition's
+ * refusal (ES010), or around them (the connection, the server shutting down or out of resources, a deadlock or
+ * a serialization failure: SQLSTATE classes 08, 53, 57, 58, 40). PostgreSQL names the function an error came
+ * from in its context (`where`), and only es_append's errors come from inside it.
  */
 function failedInProjection(err: unknown): boolean {
   return (
     err instanceof pg.DatabaseError &&
     !String(err.where ?? '').includes('es_append(') &&
-    !/^(08|53|57|58)/.test(err.code ?? '') &&
+    !/^(08|40|53|57|58)/.test(err.code ?? '') &&
     !refusedByCondition(err)
   );
 }

@@ -38,8 +38,23 @@ const rowPerEvent: PostgresStoreOptions['inline'] = {
   }),
 };
 
+/** The same rows written after the message, by apply() (a projection that must read first: BEGIN, message, apply(), COMMIT). */
+const rowPerEventAfter: PostgresStoreOptions['inline'] = {
+  handles: () => true,
+  mark: 1,
+  opening: () => null,
+  async apply(events, client) {
+    await client.query('insert into gated_rows (event_id, stream) select e, s from unnest($1::uuid[], $2::text[]) as t(e, s)', [
+      events.map((e) => e.id),
+      events.map((e) => e.stream),
+    ]);
+  },
+  statements: () => null,
+};
+
 for (const [name, options] of [
   ['with an inline projection, creations in groups', { inline: rowPerEvent, groupCreations: () => true }],
+  ['with an inline projection written by apply(), creations in groups', { inline: rowPerEventAfter, groupCreations: () => true }],
   ['without inline projections', {}],
 ] as const) {
   describe(`postgres event store: appends under a condition (${name})`, function () {
@@ -140,6 +155,70 @@ for (const [name, options] of [
     });
 
     if (inline) {
+      it("runs the condition after the projection's rows are written, its locks after theirs", async () => {
+        const stream = streamName('gated');
+        // Holds only once the append's own row is written in its transaction.
+        const condition = appendCondition(`select es_require(exists (select from gated_rows where stream = $1::text), 'no row yet') as ok`, [sqlLiteral(stream)], stream);
+        await setup.store.withCondition!(condition).appendToStream(stream, [newEvent('Created')], 'no_stream');
+        expect(condition.state).to.equal('committed');
+        expect(await rows(stream)).to.equal(1);
+      });
+
+      for (const lookup of ['fails', 'answers'] as const) {
+        it(`keeps a condition whose group's COMMIT answer was lost \`sent\` when the retry alone is refused (the lookup of its events ${lookup})`, async () => {
+          await gate('lost', true);
+          await gate('open', true);
+          let lostOnce = false;
+          let lookupFails = false;
+          const wrapped = new WeakSet<object>();
+          setup.database.pool.on('acquire', (client) => {
+            if (wrapped.has(client)) return;
+            wrapped.add(client);
+            const query = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>;
+            (client as { query: unknown }).query = (...args: unknown[]) => {
+              const first = args[0] as string | { text?: string };
+              const text = typeof first === 'string' ? first : (first?.text ?? '');
+              const cb = typeof args[args.length - 1] === 'function' ? (args[args.length - 1] as (err: unknown, res?: unknown) => void) : null;
+              const run = () => query(...(cb ? args.slice(0, -1) : args));
+              let answer: Promise<unknown>;
+              if (!lostOnce && text.includes("execute") && text.includes("('lost')")) {
+                // The group commits; its answer is lost with the connection.
+                lostOnce = true;
+                lookupFails = lookup === 'fails';
+                answer = run().then(() => {
+                  throw new Error('Connection terminated unexpectedly');
+                });
+              } else if (lookupFails && text.includes('from es_events where event_id = any')) {
+                answer = Promise.reject(new Error('timeout exceeded when trying to connect'));
+              } else return query(...args);
+              if (!cb) return answer;
+              answer.then((r) => cb(null, r), (e) => cb(e));
+              return undefined;
+            };
+          });
+          const settle = (p: Promise<AppendResult>) => p.then((r) => ({ ok: r }), (err: unknown) => ({ err }));
+          // One append in flight; the others queue behind it and go as one group, whose answer is lost.
+          const lead = settle(setup.store.appendToStream(streamName('gated'), [newEvent('Created')], 'no_stream'));
+          const target = { stream: streamName('gated'), condition: gated('lost') };
+          const others = Array.from({ length: 3 }, () => ({ stream: streamName('gated'), condition: gated('open') }));
+          const outcomes = await Promise.all([
+            lead,
+            ...[target, ...others].map((a) => settle(setup.store.withCondition!(a.condition).appendToStream(a.stream, [newEvent('Created')], 'no_stream'))),
+          ]);
+          expect(lostOnce, 'the group was written').to.equal(true);
+          expect((await setup.store.readStream(target.stream)).length, 'the group committed').to.equal(1);
+          if (lookup === 'fails') {
+            expect('err' in outcomes[1], JSON.stringify(outcomes[1])).to.equal(true);
+            expect(target.condition.state, 'the outcome stays unknown: never "nothing was written"').to.equal('sent');
+          } else {
+            expect((outcomes[1] as { ok: AppendResult }).ok.replayed).to.equal(true);
+            expect(target.condition.state).to.equal('committed');
+            expect(target.condition.seen).to.equal(null);
+          }
+          expect(await passed('lost'), 'counted once, by the group').to.equal(1);
+        });
+      }
+
       it('in a group of creations, refuses only the append whose condition fails; the others are written', async () => {
         await gate('open', true);
         await gate('shut', false);

@@ -83,7 +83,7 @@ describe("round trips to PostgreSQL on a lone write's path", function () {
         expect(path[0]).to.equal('pipeline-authenticate+customer');
       } else {
         expect(path, JSON.stringify(path)).to.have.length(1);
-        expect(message, 'the condition ends the message').to.match(/execute i_[0-9a-f]+\('[0-9a-f]{64}', '\d+', '[0-9a-f-]{36}', '[0-9a-f]{64}', '[0-9a-f]{64}', \d+\);$/);
+        expect(message, 'the condition ends the message').to.match(/execute i_[0-9a-f]+\('[0-9a-f-]{36}', '\d+', '[0-9a-f-]{36}', '[0-9a-f]{64}', '[0-9a-f]{64}', \d+\);$/);
       }
       expect((await api.get(id)).body.data.status).to.equal('draft');
     }

@@ -45,11 +45,11 @@ export interface Principal {
 }
 
 /**
- * The CTE `caller` ($1 the secret's hash): the key, its account and its organization, everything the checks
- * read. A write on a remembered key (remembered.ts) runs it again in its own transaction and compares
- * digests of its row, so both statements take it from here.
+ * The CTE `caller`: the key that `which` names, its account and its organization, everything the checks
+ * read. A write on a remembered key (remembered.ts) runs it again in its own transaction, by the key's id,
+ * and compares digests of its row, so both statements take it from here.
  */
-export const CALLER_CTE = `caller as (
+export const callerCte = (which: string) => `caller as (
     select k.id, k.kind, k.mode, k.account_id, k.organization_id, k.scopes, k.secret_hash,
            a.plan, a.subscription_status, a.current_period_end, a.requests_per_minute,
            o.account_id as org_account_id, o.archived as org_archived, o.api_enabled as org_api_enabled,
@@ -57,7 +57,7 @@ export const CALLER_CTE = `caller as (
       from api_keys k
       join accounts a on a.id = k.account_id
       left join organizations o on o.id = k.organization_id
-     where k.secret_hash = $1 and k.revoked_at is null
+     where ${which} and k.revoked_at is null
   )`;
 
 /** The hex SHA-256 of a CTE's row as text (NULL for no row): what tells a remembered row from the row now. */
@@ -66,7 +66,7 @@ export const rowDigest = (cte: string) => `encode(sha256(convert_to(${cte}::text
 /** The key's statement ($1 the secret's hash, $2 now in ms), with the customer to fetch as $3 when `withCustomer` (prefetch.ts). */
 function keyQuery(withCustomer: boolean): string {
   return `
-  with ${CALLER_CTE}, hit as (${COUNT_REQUEST})${withCustomer ? `, ${prefetchCte(3)}` : ''}
+  with ${callerCte('k.secret_hash = $1')}, hit as (${COUNT_REQUEST})${withCustomer ? `, ${prefetchCte(3)}` : ''}
   select caller.*, hit.points as window_points, hit.expire as window_expire${
     withCustomer ? `, fetched.*, ${rowDigest('caller')} as caller_digest, ${rowDigest('fetched')} as c_digest` : ''
   }

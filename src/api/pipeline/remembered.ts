@@ -31,7 +31,7 @@ import { DomainError } from '../../shared/errors.ts';
 import { sqlLiteral } from '../../eventstore/sql-literal.ts';
 import type { RouteSpec } from '../route.ts';
 import { authorize } from './access.ts';
-import { CALLER_CTE, keyOf, principalOf, rowDigest } from './authenticate.ts';
+import { callerCte, keyOf, principalOf, rowDigest } from './authenticate.ts';
 import { createContext } from './context.ts';
 import { prefetchCte, prefetchHint } from './prefetch.ts';
 import { requestsPerMinute } from '../../accounts/plans.ts';
@@ -108,13 +108,15 @@ function keep<V>(map: Map<string, V>, id: string, value: V): void {
 }
 
 /**
- * The condition's statement: the key's statement again ($1 the secret's hash, $2 now in ms, $3 the
- * customer's id), in the append's transaction, refusing it (es_require, migration 0109) unless the key's
- * row and the customer's row have the digests remembered ($4, $5) and the request, counted now, is within
- * the key's limit ($6, 0 for none). Its row is the window the request was counted in.
+ * The condition's statement: the key's statement again ($1 the key's id, $2 now in ms, $3 the customer's
+ * id), in the append's transaction, refusing it (es_require, migration 0109) unless the key's row and the
+ * customer's row have the digests remembered ($4, $5) and the request, counted now, is within the key's
+ * limit ($6, 0 for none). Its row is the window the request was counted in. By the key's id, not its
+ * secret's hash: a refused statement's text goes to PostgreSQL's log, and the hash is the key's secret as
+ * stored (the digests name no secret, the row they cover holds it).
  */
 const CONDITION = `
-  with ${CALLER_CTE}, hit as (${COUNT_REQUEST}), ${prefetchCte(3)}
+  with ${callerCte('k.id = $1::uuid')}, hit as (${COUNT_REQUEST}), ${prefetchCte(3)}
   select es_require(
            (select ${rowDigest('caller')} from caller) = $4::text
            and (select ${rowDigest('fetched')} from fetched) = $5::text
@@ -163,8 +165,9 @@ export async function runOnRememberedKey(
     if (checked.errors.length) return null;
     input = checked.input;
     limit = principal.requestsPerMinute;
-    const args = [hash, String(Date.now()), hint.id, recalled.row.caller_digest, recalled.row.c_digest].map((v) => sqlLiteral(String(v)));
-    condition = appendCondition(CONDITION, [...args, String(limit)], hash);
+    const args = [principal.key.id, String(Date.now()), hint.id, recalled.row.caller_digest, recalled.row.c_digest].map((v) => sqlLiteral(String(v)));
+    // In the order of the keys' ids: the order in which a message's conditions lock their keys' count rows.
+    condition = appendCondition(CONDITION, [...args, String(limit)], principal.key.id);
     ctx = createContext(rt, req, res, principal.key, organizationId, principal.prefetched);
     ctx.store = rt.store.withCondition(condition);
   } catch {
