@@ -99,6 +99,7 @@ export const customerRoutes: RouteSpec[] = [
       withTakenClaims(ctx, fieldErrorsOf(() => validateCustomerPatch(asRecord(body))), iceClaims(ctx.organizationId!, wellFormedIce(asRecord(body).ice)), ctx.params.id ?? null),
     response: customerSchema,
     errors: ['VERSION_CONFLICT'],
+    changesCustomer: true,
     async handler(ctx, { params, body }) {
       return answer(ctx, await updateCustomer(write(ctx), params.id, body));
     },
@@ -113,6 +114,7 @@ export const customerRoutes: RouteSpec[] = [
     audience: 'organization',
     response: customerSchema,
     errors: ['ALREADY_ARCHIVED', 'VERSION_CONFLICT'],
+    changesCustomer: true,
     async handler(ctx, { params }) {
       return answer(ctx, await archiveCustomer(write(ctx), params.id));
     },

@@ -119,6 +119,8 @@ export interface RouteSpec<B = any, Q = any> {
    * whose one effect is one append through ctx.store, with `prefetch: 'customer-of-body'`.
    */
   rememberedKey?: true;
+  /** The route changes the customer its path names: a remembered copy of it is forgotten (src/api/pipeline/remembered.ts). */
+  changesCustomer?: true;
   /** Schema of `data` in the success envelope, for OpenAPI (optional). */
   response?: JsonSchema;
   /** Endpoint-specific error codes, for OpenAPI. */

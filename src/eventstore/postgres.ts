@@ -341,8 +341,13 @@ async function appendAtomically(pool: pg.Pool, appends: StreamAppend[], inline: 
   let broken: Error | undefined;
   let refused: AppendRefused | null = null;
   const unknownBefore = conditions.map((c) => c.state === 'sent');
-  /** The attempt failed: refused for sure unless the connection failed with it, or an earlier attempt's outcome is unknown. */
-  const settle = () => conditions.forEach((c, i) => (c.state = broken === undefined && !unknownBefore[i] ? 'refused' : 'sent'));
+  /**
+   * The attempt failed with `err`: nothing written, unless the connection failed with it, or an earlier attempt's
+   * outcome is unknown and this refusal does not rule it out. A condition's refusal does: it runs after es_append,
+   * which refuses events or a stream an earlier attempt stored.
+   */
+  const settle = (err: unknown) =>
+    conditions.forEach((c, i) => (c.state = broken === undefined && (!unknownBefore[i] || refusedByCondition(err)) ? 'refused' : 'sent'));
   for (const c of conditions) c.state = 'sent';
   try {
     let rows: any[] = [];
@@ -356,8 +361,8 @@ async function appendAtomically(pool: pg.Pool, appends: StreamAppend[], inline: 
       // An implicit transaction ended with the message's failure (a connection that failed with it is not pooled
       // again); an explicit one is still open, aborted.
       if (applyAfter) await client.query('rollback').catch((e) => (broken = e));
-      else if (!(err instanceof pg.DatabaseError) || /^(08|57|58)/.test(err.code ?? '')) broken = err as Error;
-      settle();
+      else if (outcomeUnknown(err)) broken = err as Error;
+      settle(err);
       const inProjection = whole !== null && failedInProjection(err);
       whole?.refused(err, inProjection);
       if (inProjection) throw new InlineProjectionError(streams.join(', '), err);
@@ -373,7 +378,7 @@ async function appendAtomically(pool: pg.Pool, appends: StreamAppend[], inline: 
           await inline!.apply(recorded, client, opening !== null, grouped);
         } catch (err) {
           await client.query('rollback').catch((e) => (broken = e));
-          settle();
+          settle(err);
           // A lost connection stays recognisable through `cause` (the API answers 503 for it).
           throw new InlineProjectionError(streams.join(', '), err);
         }
@@ -383,9 +388,9 @@ async function appendAtomically(pool: pg.Pool, appends: StreamAppend[], inline: 
           seen = (Array.isArray(answer) ? answer : [answer]).slice(0, conditions.length).map((r) => r.rows[0] ?? null);
         } catch (err) {
           // A condition refused (the COMMIT was not run: roll back), else the COMMIT's outcome is unknown.
-          if (!(err instanceof pg.DatabaseError) || /^(08|57|58)/.test(err.code ?? '') || conditions.length === 0) throw err;
+          if (outcomeUnknown(err) || conditions.length === 0) throw err;
           await client.query('rollback').catch((e) => (broken = e));
-          settle();
+          settle(err);
           refused = new AppendRefused(err);
         }
       }
@@ -448,11 +453,19 @@ async function asMessageStatements(client: pg.PoolClient, statements: InlineStat
  */
 function failedInProjection(err: unknown): boolean {
   return (
-    err instanceof pg.DatabaseError &&
-    !String(err.where ?? '').includes('es_append(') &&
-    !/^(08|40|53|57|58)/.test(err.code ?? '') &&
+    !outcomeUnknown(err) &&
+    !String((err as pg.DatabaseError).where ?? '').includes('es_append(') &&
+    !/^(40|53)/.test((err as pg.DatabaseError).code ?? '') &&
     !refusedByCondition(err)
   );
+}
+
+/**
+ * Whether a statement's failure leaves its transaction's outcome unknown: the connection failed with it, or the
+ * server is going away (SQLSTATE classes 08, 57, 58), rather than PostgreSQL refusing it (which rolls back).
+ */
+function outcomeUnknown(err: unknown): boolean {
+  return !(err instanceof pg.DatabaseError) || /^(08|57|58)/.test(err.code ?? '');
 }
 
 /** Whether an append failed because its condition (AppendCondition) refused it: es_require's SQLSTATE (migration 0109). */

@@ -59,7 +59,10 @@ export async function rebuildProjection(db: Kysely<Database>, store: EventStore,
     for (const t of projector.tables) {
       await sql`create table ${sql.id(schema, t)} (like ${sql.id('public', t)} including all)`.execute(db);
     }
-    const shadowAt = await replay(db, store, schema, projector, null, null);
+    // Up to the log's head as it is now, not as it grows: under writes faster than the replay, a replay to
+    // wherever the log ends never ended (the rest is caught up below, up to the live runner's position).
+    const head = await store.headPosition();
+    const shadowAt = head === null ? null : await replay(db, store, schema, projector, null, head);
     const rows: Record<string, number> = {};
     let final: string | null = null;
     await db.transaction().execute(async (trx) => {

@@ -10,6 +10,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type pg from 'pg';
 import { hashSecret } from '../../src/accounts/keys.ts';
+import { callerCte } from '../../src/api/pipeline/authenticate.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { call } from '../support/fixtures.ts';
 import { invoicesClient, line, type InvoicesClient } from '../invoices/support.ts';
@@ -90,6 +91,19 @@ describe('writes on a remembered key, around faults', function () {
     expect(answers[1].status).to.equal(201);
     for (const c of answers[2]) expect(c.status).to.equal(201);
     expect(await deadlocks()).to.equal(before);
+  });
+
+  it("digests a key's row without its secret's hash: a logged digest confirms no guessed secret", async () => {
+    const api = await invoicesClient(s);
+    const digest = async () =>
+      (await s.database.pool.query(`with ${callerCte('k.id = $1::uuid', true)} select caller_digest from caller`, [api.tenant.key.id])).rows[0].caller_digest;
+    const before = await digest();
+    expect(before).to.match(/^[0-9a-f]{64}$/);
+    // Another secret's hash on the same row (never done by the service: a key's secret does not change).
+    await s.database.pool.query(`update api_keys set secret_hash = $2 where id = $1`, [api.tenant.key.id, hashSecret(`${api.secret}x`)]);
+    expect(await digest()).to.equal(before);
+    await s.database.pool.query(`update api_keys set scopes = array['invoices:read'] where id = $1`, [api.tenant.key.id]);
+    expect(await digest(), 'what the checks read is covered').not.to.equal(before);
   });
 
   it("writes no key's secret hash to PostgreSQL's log when a condition refuses", async function () {

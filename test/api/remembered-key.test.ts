@@ -48,14 +48,21 @@ describe('writes on a remembered key', function () {
     return { api, customer };
   }
 
-  /** `request`'s answer and whether it went as one message, the key checked in it (no key statement of its own). */
-  async function recorded<T>(request: () => Promise<T>): Promise<{ res: T; oneMessage: boolean }> {
+  /**
+   * `request`'s answer, whether it went as one message, the key checked in it (no key statement of its own),
+   * and the key statements and appends it sent, in order ('key', 'append').
+   */
+  async function recorded<T>(request: () => Promise<T>): Promise<{ res: T; oneMessage: boolean; path: string[] }> {
     sent = [];
     const res = await request();
     const statements = sent;
     sent = null;
     const onPath = statements.filter((t) => /^pipeline-authenticate|es_append\(/.test(t));
-    return { res, oneMessage: onPath.length === 1 && /es_append\(/.test(onPath[0]) && /execute i_/.test(onPath[0]) };
+    return {
+      res,
+      oneMessage: onPath.length === 1 && /es_append\(/.test(onPath[0]) && /execute i_/.test(onPath[0]),
+      path: onPath.map((t) => (t.startsWith('pipeline-authenticate') ? 'key' : 'append')),
+    };
   }
 
   it('writes a create on a remembered key in one message, counted once in its window like any request', async () => {
@@ -105,9 +112,11 @@ describe('writes on a remembered key', function () {
     const { api, customer } = await remembered();
     const renamed = await call(`${s.url}/customers/${customer.id}`, api.secret, { method: 'PATCH', body: { name: 'Nouveau Nom SARL' } });
     expect(renamed.status).to.equal(200);
-    const after = await api.create(body(customer.id));
+    // The process forgot the customer it changed: the create reads it afresh, without a condition sure to be refused.
+    const { res: after, path } = await recorded(() => api.create(body(customer.id)));
     expect(after.status).to.equal(201);
     expect(after.body.data.customer.name).to.equal('Nouveau Nom SARL');
+    expect(path).to.deep.equal(['key', 'append']);
     const again = await recorded(() => api.create(body(customer.id)));
     expect(again.oneMessage, 'the new row remembered').to.equal(true);
     expect(again.res.body.data.customer.name).to.equal('Nouveau Nom SARL');

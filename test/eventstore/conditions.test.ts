@@ -219,6 +219,41 @@ for (const [name, options] of [
         });
       }
 
+      it("refuses a condition for sure when, after a group whose connection failed, its retry alone is refused by the condition itself", async () => {
+        await gate('closing', true);
+        let failed = false;
+        const wrapped = new WeakSet<object>();
+        setup.database.pool.on('acquire', (client) => {
+          if (wrapped.has(client)) return;
+          wrapped.add(client);
+          const query = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>;
+          (client as { query: unknown }).query = (...args: unknown[]) => {
+            const first = args[0] as string | { text?: string };
+            const text = typeof first === 'string' ? first : (first?.text ?? '');
+            if (failed || typeof args[args.length - 1] === 'function' || !text.includes("('closing')")) return query(...args);
+            // The group's connection fails before PostgreSQL runs anything (outcome unknown to the store), and the
+            // gate closes meanwhile.
+            failed = true;
+            return setup.database.pool.query(`update gates set open = false where name = 'closing'`).then(() => {
+              throw new Error('Connection terminated unexpectedly');
+            });
+          };
+        });
+        const settle = (p: Promise<AppendResult>) => p.then((r) => ({ ok: r }), (err: unknown) => ({ err }));
+        const lead = settle(setup.store.appendToStream(streamName('gated'), [newEvent('Created')], 'no_stream'));
+        const target = { stream: streamName('gated'), condition: gated('closing') };
+        const outcomes = await Promise.all([
+          lead,
+          settle(setup.store.withCondition!(target.condition).appendToStream(target.stream, [newEvent('Created')], 'no_stream')),
+          ...Array.from({ length: 3 }, () => settle(setup.store.appendToStream(streamName('gated'), [newEvent('Created')], 'no_stream'))),
+        ]);
+        expect(failed).to.equal(true);
+        expect((outcomes[1] as { err: unknown }).err).to.be.instanceOf(ConditionFailedError);
+        // es_append ran before the condition in the retry, so its refusal proves no attempt stored the events.
+        expect(target.condition.state).to.equal('refused');
+        expect(await setup.store.readStream(target.stream)).to.deep.equal([]);
+      });
+
       it('in a group of creations, refuses only the append whose condition fails; the others are written', async () => {
         await gate('open', true);
         await gate('shut', false);

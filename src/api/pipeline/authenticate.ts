@@ -44,32 +44,39 @@ export interface Principal {
   prefetched: Prefetched;
 }
 
+/** What the checks read of a key, its account and its organization: the `caller` CTE's columns (with the secret's hash). */
+const CALLER_FACTS = [
+  'k.id', 'k.kind', 'k.mode', 'k.account_id', 'k.organization_id', 'k.scopes',
+  'a.plan', 'a.subscription_status', 'a.current_period_end', 'a.requests_per_minute',
+  'o.account_id as org_account_id', 'o.archived as org_archived', 'o.api_enabled as org_api_enabled',
+  'o.legal_name as org_legal_name', 'o.ice as org_ice',
+];
+
+/** The hex SHA-256 of values as a row's text (NULL for no row): what tells a remembered row from the row now. */
+export const rowDigest = (row: string) => `encode(sha256(convert_to(${row}::text, 'UTF8')), 'hex')`;
+
 /**
- * The CTE `caller`: the key that `which` names, its account and its organization, everything the checks
- * read. A write on a remembered key (remembered.ts) runs it again in its own transaction, by the key's id,
- * and compares digests of its row, so both statements take it from here.
+ * The CTE `caller`: the key that `which` names, its account and its organization, everything the checks read,
+ * and with `digest` their digest, `caller_digest`. A write on a remembered key (remembered.ts) runs it again in
+ * its own transaction, by the key's id, and compares digests, so both statements take it from here. The
+ * digest leaves the secret's hash out: it goes to PostgreSQL's log with a refused write, where it must not let
+ * anyone test a guessed secret (a key's secret never changes: a new one is a new key).
  */
-export const callerCte = (which: string) => `caller as (
-    select k.id, k.kind, k.mode, k.account_id, k.organization_id, k.scopes, k.secret_hash,
-           a.plan, a.subscription_status, a.current_period_end, a.requests_per_minute,
-           o.account_id as org_account_id, o.archived as org_archived, o.api_enabled as org_api_enabled,
-           o.legal_name as org_legal_name, o.ice as org_ice
+export const callerCte = (which: string, digest: boolean) => `caller as (
+    select ${CALLER_FACTS.join(', ')}, k.secret_hash${
+      digest ? `, ${rowDigest(`row(${CALLER_FACTS.map((f) => f.split(' as ')[0]).join(', ')})`)} as caller_digest` : ''
+    }
       from api_keys k
       join accounts a on a.id = k.account_id
       left join organizations o on o.id = k.organization_id
      where ${which} and k.revoked_at is null
   )`;
 
-/** The hex SHA-256 of a CTE's row as text (NULL for no row): what tells a remembered row from the row now. */
-export const rowDigest = (cte: string) => `encode(sha256(convert_to(${cte}::text, 'UTF8')), 'hex')`;
-
 /** The key's statement ($1 the secret's hash, $2 now in ms), with the customer to fetch as $3 when `withCustomer` (prefetch.ts). */
 function keyQuery(withCustomer: boolean): string {
   return `
-  with ${callerCte('k.secret_hash = $1')}, hit as (${COUNT_REQUEST})${withCustomer ? `, ${prefetchCte(3)}` : ''}
-  select caller.*, hit.points as window_points, hit.expire as window_expire${
-    withCustomer ? `, fetched.*, ${rowDigest('caller')} as caller_digest, ${rowDigest('fetched')} as c_digest` : ''
-  }
+  with ${callerCte('k.secret_hash = $1', withCustomer)}, hit as (${COUNT_REQUEST})${withCustomer ? `, ${prefetchCte(3)}` : ''}
+  select caller.*, hit.points as window_points, hit.expire as window_expire${withCustomer ? `, fetched.*, ${rowDigest('fetched')} as c_digest` : ''}
     from caller left join hit on true${withCustomer ? ' left join fetched on true' : ''}`;
 }
 

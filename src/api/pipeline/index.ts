@@ -36,7 +36,7 @@ export function mountRoutes(router: Router, rt: Runtime, specs: readonly RouteSp
       res.locals.route = `${req.baseUrl}${spec.path}`; // the route template of the access log and metrics (src/api/access-log.ts)
       try {
         const remembered = await runOnRememberedKey(rt, memory, unauthenticated, spec, validate, req, res);
-        if (remembered && 'rendered' in remembered) return send(res, remembered.rendered);
+        if (remembered.kind === 'written') return send(res, remembered.rendered);
         const { principal, rate } = await authenticateAndCount(rt, unauthenticated, req, res, prefetchHint(spec.prefetch, req), memory);
         const organizationId = await authorize(rt, req, spec, principal);
         enforceRateLimit(res, rate);
@@ -44,9 +44,10 @@ export function mountRoutes(router: Router, rt: Runtime, specs: readonly RouteSp
         if (checked.errors.length) throw await refusal(spec, checked, { rt, organizationId, accountId: principal.key.accountId, params: req.params as Record<string, string> });
         const input = checked.input;
         // The service failed on the remembered key with nothing written: the checks passed again, that failure is the answer.
-        if (remembered) throw remembered.failed;
+        if (remembered.kind === 'failed') throw remembered.error;
         const idemKey = idempotencyKeyOf(req);
         const ctx = createContext(rt, req, res, principal.key, organizationId, principal.prefetched);
+        if (spec.changesCustomer) memory.forgetCustomer(String(req.params.id));
         const run = async (): Promise<Rendered> => {
           try {
             return withLocation(spec, req.baseUrl, renderReply(await spec.handler(ctx, input)));

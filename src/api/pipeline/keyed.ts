@@ -32,15 +32,20 @@ export async function authenticateAndCount(
       if (err instanceof DomainError && err.code === 'UNAUTHORIZED') unauthenticated.failed(req);
       throw err;
     });
-    unauthenticated.succeeded(principal.secretHash);
-    res.locals.keyId = principal.key.id;
     const rate = rateLimitOf(principal.window, principal.requestsPerMinute);
-    setRateLimitHeaders(res, rate);
+    authenticated(res, unauthenticated, principal, rate);
     return { principal, rate };
   } catch (err) {
     if (err instanceof DomainError && err.code === 'UNAUTHORIZED') res.setHeader('WWW-Authenticate', 'Bearer');
     throw err;
   }
+}
+
+/** A key that authenticated, counted in `rate`: every later answer names it (the access log) and carries the window's headers. */
+export function authenticated(res: Response, unauthenticated: UnauthenticatedLimiter, principal: Principal, rate: RateLimitResult): void {
+  unauthenticated.succeeded(principal.secretHash);
+  res.locals.keyId = principal.key.id;
+  setRateLimitHeaders(res, rate);
 }
 
 /**

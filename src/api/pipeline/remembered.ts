@@ -29,13 +29,14 @@ import type { Runtime } from '../../runtime.ts';
 import { appendCondition, ConditionFailedError, type AppendCondition } from '../../eventstore/types.ts';
 import { DomainError } from '../../shared/errors.ts';
 import { sqlLiteral } from '../../eventstore/sql-literal.ts';
-import type { RouteSpec } from '../route.ts';
+import type { RequestContext, RouteSpec } from '../route.ts';
 import { authorize } from './access.ts';
-import { callerCte, keyOf, principalOf, rowDigest } from './authenticate.ts';
+import { callerCte, keyOf, principalOf, rowDigest, type Principal } from './authenticate.ts';
 import { createContext } from './context.ts';
 import { prefetchCte, prefetchHint } from './prefetch.ts';
 import { requestsPerMinute } from '../../accounts/plans.ts';
-import { COUNT_REQUEST, rateLimitOf, setRateLimitHeaders, windowOf, WINDOW_MS, type RateWindow } from './ratelimit.ts';
+import { COUNT_REQUEST, rateLimitOf, windowOf, WINDOW_MS, type RateLimitResult, type RateWindow } from './ratelimit.ts';
+import { authenticated } from './keyed.ts';
 import { renderReply, type Rendered } from './reply.ts';
 import type { UnauthenticatedLimiter } from './unauthenticated.ts';
 import type { RouteValidator } from './validate.ts';
@@ -76,6 +77,15 @@ export class KeyMemory {
     if (customerId !== undefined) this.customers.delete(customerId);
   }
 
+  /**
+   * A customer this process is changing (RouteSpec.changesCustomer): the next create naming it reads it
+   * afresh, rather than sending a condition sure to be refused, which in a group of creations would send
+   * every other creation of the group again one by one.
+   */
+  forgetCustomer(customerId: string): void {
+    this.customers.delete(customerId.toLowerCase());
+  }
+
   /** The key's and the customer's rows as one row of the key's statement, when both are remembered and the window has room. */
   recall(hash: string, customerId: string, now: number): { row: Record<string, any>; window: RateWindow } | null {
     const key = this.keys.get(hash);
@@ -113,12 +123,12 @@ function keep<V>(map: Map<string, V>, id: string, value: V): void {
  * customer's row have the digests remembered ($4, $5) and the request, counted now, is within the key's
  * limit ($6, 0 for none). Its row is the window the request was counted in. By the key's id, not its
  * secret's hash: a refused statement's text goes to PostgreSQL's log, and the hash is the key's secret as
- * stored (the digests name no secret, the row they cover holds it).
+ * stored (the key's digest leaves it out: authenticate.ts, callerCte).
  */
 const CONDITION = `
-  with ${callerCte('k.id = $1::uuid')}, hit as (${COUNT_REQUEST}), ${prefetchCte(3)}
+  with ${callerCte('k.id = $1::uuid', true)}, hit as (${COUNT_REQUEST}), ${prefetchCte(3)}
   select es_require(
-           (select ${rowDigest('caller')} from caller) = $4::text
+           (select caller_digest from caller) = $4::text
            and (select ${rowDigest('fetched')} from fetched) = $5::text
            and (select $6::bigint = 0 or hit.points <= $6::bigint from hit),
            'the key, its account or organization, or the customer changed since they were read, or the rate limit is reached') as ok,
@@ -126,11 +136,15 @@ const CONDITION = `
          (select expire from hit) as window_expire`;
 
 /**
- * What became of a request on its remembered key: the rendered answer of a write that committed under its
- * condition; or `failed`, a failure of the service with nothing written, to answer once the normal way's
- * checks pass (instead of its handler); or null: run the request the normal way (nothing was written).
+ * What became of a request on its remembered key:
+ * - `written`: a write that committed under its condition, rendered;
+ * - `failed`: a failure of the service with nothing written, to answer once the normal way's checks pass
+ *   (instead of its handler: running it again would repeat the failure's alert and effects);
+ * - `normal`: nothing was written; run the request the normal way.
  */
-export type RememberedOutcome = { rendered: Rendered } | { failed: unknown } | null;
+export type RememberedOutcome = { kind: 'written'; rendered: Rendered } | { kind: 'failed'; error: unknown } | { kind: 'normal' };
+
+const NORMAL: RememberedOutcome = { kind: 'normal' };
 
 /** Runs a request on its remembered key (the module's comment). */
 export async function runOnRememberedKey(
@@ -142,57 +156,65 @@ export async function runOnRememberedKey(
   req: Request,
   res: Response,
 ): Promise<RememberedOutcome> {
-  if (!spec.rememberedKey || !rt.store.withCondition || req.header('idempotency-key') !== undefined) return null;
+  if (!spec.rememberedKey || !rt.store.withCondition || req.header('idempotency-key') !== undefined) return NORMAL;
   const hint = prefetchHint(spec.prefetch, req);
-  if (!hint) return null;
-  let hash: string;
-  let limit: number;
+  if (!hint) return NORMAL;
+  let principal: Principal;
   let condition: AppendCondition;
-  let organizationId: string | null;
-  let ctx: ReturnType<typeof createContext>;
+  let ctx: RequestContext;
   let input: unknown;
   try {
     unauthenticated.check(req, res);
     const key = keyOf(rt, req);
-    hash = key.hash;
-    const recalled = memory.recall(hash, hint.id, Date.now());
-    if (!recalled) return null;
-    const principal = principalOf(recalled.row, hash, key.mode, hint);
+    const recalled = memory.recall(key.hash, hint.id, Date.now());
+    if (!recalled) return NORMAL;
+    principal = principalOf(recalled.row, key.hash, key.mode, hint);
     // An account key's organization is read by authorize() (a round trip of its own): not worth remembering.
-    if (principal.key.kind !== 'organization') return null;
-    organizationId = await authorize(rt, req, spec, principal);
+    if (principal.key.kind !== 'organization') return NORMAL;
+    const organizationId = await authorize(rt, req, spec, principal);
     const checked = validate(req);
-    if (checked.errors.length) return null;
+    if (checked.errors.length) return NORMAL;
     input = checked.input;
-    limit = principal.requestsPerMinute;
     const args = [principal.key.id, String(Date.now()), hint.id, recalled.row.caller_digest, recalled.row.c_digest].map((v) => sqlLiteral(String(v)));
     // In the order of the keys' ids: the order in which a message's conditions lock their keys' count rows.
-    condition = appendCondition(CONDITION, [...args, String(limit)], principal.key.id);
+    condition = appendCondition(CONDITION, [...args, String(principal.requestsPerMinute)], principal.key.id);
     ctx = createContext(rt, req, res, principal.key, organizationId, principal.prefetched);
     ctx.store = rt.store.withCondition(condition);
   } catch {
-    return null; // the normal way gives every answer but a write's
+    return NORMAL; // the normal way gives every answer but a write's
   }
+  const nothingWritten = () => condition.state === 'unsent' || condition.state === 'refused';
   let reply;
   try {
     reply = await spec.handler(ctx, input as never);
   } catch (err) {
-    // The append's outcome is unknown, or it committed and what followed failed: as on the normal way.
-    if (condition.state !== 'unsent' && condition.state !== 'refused') throw err;
-    if (err instanceof ConditionFailedError || (err instanceof DomainError && err.status < 500)) {
-      memory.forget(hash, hint.id);
-      return null;
+    if (nothingWritten()) {
+      if (err instanceof ConditionFailedError || (err instanceof DomainError && err.status < 500)) {
+        memory.forget(principal.secretHash, hint.id);
+        return NORMAL;
+      }
+      return { kind: 'failed', error: err };
     }
-    return { failed: err };
+    // The append may have committed (its outcome is unknown), or did and what followed failed: the request
+    // fails, as on the normal way, counted in its window (the count went with the append).
+    authenticated(res, unauthenticated, principal, counted(memory, principal, condition));
+    throw err;
   }
   // A handler that wrote nothing under the condition answered from memory alone: the normal way answers instead.
-  if (condition.state !== 'committed') return null;
-  const seen = condition.seen;
-  // Null: the append was stored by an earlier attempt of it whose answer was lost (append-groups.ts), counted then.
-  const window = seen ? windowOf(seen.window_points as number, seen.window_expire as string) : memory.nextInWindow(hash);
-  memory.counted(hash, window);
-  setRateLimitHeaders(res, rateLimitOf(window, limit));
-  unauthenticated.succeeded(hash);
-  res.locals.keyId = ctx.key.id;
-  return { rendered: withLocation(spec, req.baseUrl, renderReply(reply)) };
+  if (nothingWritten()) return NORMAL;
+  if (condition.state !== 'committed') throw new Error(`a write on a remembered key answered with its condition ${condition.state}`);
+  authenticated(res, unauthenticated, principal, counted(memory, principal, condition));
+  return { kind: 'written', rendered: withLocation(spec, req.baseUrl, renderReply(reply)) };
+}
+
+/**
+ * The window a write under `condition` was counted in: the condition's own count, or, when it was not read
+ * back (an append an earlier attempt stored, whose answer was lost: append-groups.ts; an outcome unknown),
+ * the remembered window with one more request.
+ */
+function counted(memory: KeyMemory, principal: Principal, condition: AppendCondition): RateLimitResult {
+  const seen = condition.state === 'committed' ? condition.seen : null;
+  const window = seen ? windowOf(seen.window_points as number, seen.window_expire as string) : memory.nextInWindow(principal.secretHash);
+  memory.counted(principal.secretHash, window);
+  return rateLimitOf(window, principal.requestsPerMinute);
 }
