@@ -6,7 +6,7 @@
  * way gives, and nothing is written; every request is counted once in its window.
  */
 import { expect } from 'chai';
-import type pg from 'pg';
+import { interceptQueries, queryLabel } from '../support/pool-queries.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { call, createTenant } from '../support/fixtures.ts';
 import { bindClient, invoicesClient, line, type InvoicesClient } from '../invoices/support.ts';
@@ -19,16 +19,9 @@ describe('writes on a remembered key', function () {
 
   before(async () => {
     s = await startTestServer({ env: { INLINE_PROJECTIONS: 'auto' }, roles: ['api', 'projector'] });
-    const wrapped = new WeakSet<object>();
-    s.server.runtime.database.pool.on('acquire', (client: pg.PoolClient) => {
-      if (wrapped.has(client)) return;
-      wrapped.add(client);
-      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-      (client as { query: unknown }).query = (...args: unknown[]) => {
-        const first = args[0] as string | { name?: string; text?: string };
-        if (sent) sent.push(typeof first === 'string' ? first : (first.name ?? first.text ?? ''));
-        return query(...args);
-      };
+    interceptQueries(s.server.runtime.database.pool, (query) => {
+      sent?.push(queryLabel(query));
+      return null;
     });
   });
   after(() => s?.stop());

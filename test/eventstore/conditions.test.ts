@@ -12,6 +12,7 @@ import { appendCondition, ConditionFailedError, type AppendResult, type EventSto
 import { sqlLiteral } from '../../src/eventstore/sql-literal.ts';
 import { freshPostgresStore } from '../support/event-store.ts';
 import { newEvent, streamName } from './contract.ts';
+import { interceptQueries, queryText } from '../support/pool-queries.ts';
 
 /** A gate the condition reads: the append commits only while the gate is open, and counts it. */
 const GATE = `update gates set passed = passed + 1 where name = $1::text
@@ -170,31 +171,18 @@ for (const [name, options] of [
           await gate('open', true);
           let lostOnce = false;
           let lookupFails = false;
-          const wrapped = new WeakSet<object>();
-          setup.database.pool.on('acquire', (client) => {
-            if (wrapped.has(client)) return;
-            wrapped.add(client);
-            const query = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>;
-            (client as { query: unknown }).query = (...args: unknown[]) => {
-              const first = args[0] as string | { text?: string };
-              const text = typeof first === 'string' ? first : (first?.text ?? '');
-              const cb = typeof args[args.length - 1] === 'function' ? (args[args.length - 1] as (err: unknown, res?: unknown) => void) : null;
-              const run = () => query(...(cb ? args.slice(0, -1) : args));
-              let answer: Promise<unknown>;
-              if (!lostOnce && text.includes("execute") && text.includes("('lost')")) {
-                // The group commits; its answer is lost with the connection.
-                lostOnce = true;
-                lookupFails = lookup === 'fails';
-                answer = run().then(() => {
-                  throw new Error('Connection terminated unexpectedly');
-                });
-              } else if (lookupFails && text.includes('from es_events where event_id = any')) {
-                answer = Promise.reject(new Error('timeout exceeded when trying to connect'));
-              } else return query(...args);
-              if (!cb) return answer;
-              answer.then((r) => cb(null, r), (e) => cb(e));
-              return undefined;
-            };
+          interceptQueries(setup.database.pool, (query, run) => {
+            const text = queryText(query);
+            if (!lostOnce && text.includes('execute') && text.includes("('lost')")) {
+              // The group commits; its answer is lost with the connection.
+              lostOnce = true;
+              lookupFails = lookup === 'fails';
+              return run().then(() => {
+                throw new Error('Connection terminated unexpectedly');
+              });
+            }
+            if (lookupFails && text.includes('from es_events where event_id = any')) return Promise.reject(new Error('timeout exceeded when trying to connect'));
+            return null;
           });
           const settle = (p: Promise<AppendResult>) => p.then((r) => ({ ok: r }), (err: unknown) => ({ err }));
           // One append in flight; the others queue behind it and go as one group, whose answer is lost.
@@ -222,22 +210,14 @@ for (const [name, options] of [
       it("refuses a condition for sure when, after a group whose connection failed, its retry alone is refused by the condition itself", async () => {
         await gate('closing', true);
         let failed = false;
-        const wrapped = new WeakSet<object>();
-        setup.database.pool.on('acquire', (client) => {
-          if (wrapped.has(client)) return;
-          wrapped.add(client);
-          const query = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>;
-          (client as { query: unknown }).query = (...args: unknown[]) => {
-            const first = args[0] as string | { text?: string };
-            const text = typeof first === 'string' ? first : (first?.text ?? '');
-            if (failed || typeof args[args.length - 1] === 'function' || !text.includes("('closing')")) return query(...args);
-            // The group's connection fails before PostgreSQL runs anything (outcome unknown to the store), and the
-            // gate closes meanwhile.
-            failed = true;
-            return setup.database.pool.query(`update gates set open = false where name = 'closing'`).then(() => {
-              throw new Error('Connection terminated unexpectedly');
-            });
-          };
+        interceptQueries(setup.database.pool, (query) => {
+          if (failed || !queryText(query).includes("('closing')")) return null;
+          // The group's connection fails before PostgreSQL runs anything (outcome unknown to the store), and the
+          // gate closes meanwhile.
+          failed = true;
+          return setup.database.pool.query(`update gates set open = false where name = 'closing'`).then(() => {
+            throw new Error('Connection terminated unexpectedly');
+          });
         });
         const settle = (p: Promise<AppendResult>) => p.then((r) => ({ ok: r }), (err: unknown) => ({ err }));
         const lead = settle(setup.store.appendToStream(streamName('gated'), [newEvent('Created')], 'no_stream'));

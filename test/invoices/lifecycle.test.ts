@@ -1,7 +1,7 @@
 /** Invoices over real HTTP: every endpoint's happy path, the representation, read your writes, ETags, history. */
 import { expect } from 'chai';
 import type { Request } from 'express';
-import type pg from 'pg';
+import { interceptQueries, queryText } from '../support/pool-queries.ts';
 import { fingerprint } from '../../src/api/pipeline/idempotency.ts';
 import { call } from '../support/fixtures.ts';
 import type { TestServer } from '../support/server.ts';
@@ -202,19 +202,12 @@ describe('invoices API: lifecycle', () => {
     let attempted!: () => void;
     const firstAttempt = new Promise<void>((resolve) => (attempted = resolve));
     const pool = server.server.runtime.database.pool;
-    const watched = new WeakSet<object>();
-    const watch = (client: pg.PoolClient) => {
-      if (watched.has(client)) return;
-      watched.add(client);
-      const query = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>;
-      (client as { query: unknown }).query = (...args: unknown[]) => {
-        const sent = query(...args);
-        const first = args[0] as string | { text?: string };
-        if (/insert into idempotency_keys/i.test(typeof first === 'string' ? first : (first?.text ?? ''))) sent.then(() => attempted(), () => {});
-        return sent;
-      };
-    };
-    pool.on('acquire', watch);
+    const stop = interceptQueries(pool, (query, run) => {
+      if (!/insert into idempotency_keys/i.test(queryText(query))) return null;
+      const sent = run();
+      sent.then(() => attempted(), () => {});
+      return sent;
+    });
     try {
       const waiting = api.create(text, { 'idempotency-key': 'held' });
       await firstAttempt;
@@ -222,7 +215,7 @@ describe('invoices API: lifecycle', () => {
       await server.database.pool.query(`update idempotency_keys set locked_until = now() - interval '1 millisecond' where idempotency_key = 'held'`);
       expect(fieldsOf(await waiting)).to.deep.equal({ customer_id: 'customer is archived' });
     } finally {
-      pool.off('acquire', watch);
+      stop();
     }
   });
 });

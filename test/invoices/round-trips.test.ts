@@ -16,7 +16,7 @@
  * needed, then count it here.
  */
 import { expect } from 'chai';
-import type pg from 'pg';
+import { interceptQueries, queryLabel, type QueryArgument } from '../support/pool-queries.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { call } from '../support/fixtures.ts';
 import { dayFromToday } from '../schedules/support.ts';
@@ -25,9 +25,9 @@ import { invoicesClient, line, type InvoicesClient } from './support.ts';
 // The consumers' reads and writes after a write, and the background workers' polls (the schedule reactions).
 const AFTER_WORK = /^(es_read_all|prepare |.*webhook_endpoints|.*projection_checkpoints|.*schedule_reactions|begin; set local)/is;
 
-/** A query as pg's client.query gets it: its statement's name, else its text (whitespace folded). */
-function label(first: string | { name?: string; text?: string }): string {
-  const text = typeof first === 'string' ? first : (first.name ?? first.text ?? '');
+/** A query's statement name, else its text (whitespace folded). */
+function label(first: QueryArgument): string {
+  const text = queryLabel(first);
   const folded = text.replace(/\s+/g, ' ').trim();
   return folded.length <= 520 ? folded : `${folded.slice(0, 120)} … ${folded.slice(-400)}`; // a message's start and end
 }
@@ -41,16 +41,10 @@ describe("round trips to PostgreSQL on a lone write's path", function () {
 
   before(async () => {
     s = await startTestServer({ env: { INLINE_PROJECTIONS: 'auto' }, roles: ['api', 'projector'] });
-    const wrapped = new WeakSet<object>();
-    s.server.runtime.database.pool.on('acquire', (client: pg.PoolClient) => {
-      if (wrapped.has(client)) return;
-      wrapped.add(client);
-      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-      (client as { query: unknown }).query = (...args: unknown[]) => {
-        const l = label(args[0] as Parameters<typeof label>[0]);
-        if (sent && !AFTER_WORK.test(l)) sent.push(l);
-        return query(...args);
-      };
+    interceptQueries(s.server.runtime.database.pool, (query) => {
+      const l = label(query);
+      if (sent && !AFTER_WORK.test(l)) sent.push(l);
+      return null;
     });
     api = await invoicesClient({ url: s.url, database: s.database });
     customerId = (await api.customer()).id;
