@@ -157,6 +157,11 @@ export async function runOnRememberedKey(
   res: Response,
 ): Promise<RememberedOutcome> {
   if (!spec.rememberedKey || !rt.store.withCondition || req.header('idempotency-key') !== undefined) return NORMAL;
+  // The condition locks the key's count row until its write commits. Creations in groups (INLINE_PROJECTIONS=auto,
+  // the default) share that lock, one group at a time; with a transaction per write (true, false) a key's
+  // concurrent creates would wait for each other's commits (measured: docs/performance.md "The key checked in the
+  // append's own transaction").
+  if (rt.config.inlineProjections !== 'auto') return NORMAL;
   const hint = prefetchHint(spec.prefetch, req);
   if (!hint) return NORMAL;
   let principal: Principal;
