@@ -106,7 +106,9 @@ export interface AppendCondition {
   order: string;
   /**
    * - `unsent`: no append with it was sent: nothing was written under it.
-   * - `sent`: sent, outcome unknown (the connection was lost); a later attempt's refusal leaves it so (the first may have committed).
+   * - `sent`: sent, outcome unknown (the connection was lost). A later attempt's refusal leaves it so (the first may
+   *   have committed), but for the condition's own: it runs after es_append, which refuses events or a stream an
+   *   earlier attempt stored, so it proves no attempt stored them (`refused`).
    * - `refused`: the append was refused (the condition, a conflict...): nothing was written.
    * - `committed`: the append committed with it (or had been stored by an earlier attempt of this very append).
    */
