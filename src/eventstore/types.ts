@@ -199,8 +199,9 @@ export interface EventStore {
   withoutInlineProjections?(): EventStore;
   /**
    * PostgreSQL only: the same store, whose appends all commit under
-   * `condition` (AppendCondition), in their own transaction; a refusal by it
-   * is ConditionFailedError. EventStoreDB has no transaction to run it in.
+   * `condition` (AppendCondition), which runs in each append's transaction
+   * (a group of creations' too); a refusal by it is ConditionFailedError.
+   * EventStoreDB has no transaction to run it in.
    */
   withCondition?(condition: AppendCondition): EventStore;
   close(): Promise<void>;

@@ -13,7 +13,7 @@
  */
 import type { Request } from 'express';
 import { effectiveSubscriptionStatus, type SubscriptionStatus } from '../../accounts/accounts.ts';
-import { hashSecret, modeOfSecret, sameHash } from '../../accounts/keys.ts';
+import { hashSecret, modeOfSecret, sameHash, type KeyMode } from '../../accounts/keys.ts';
 import type { Runtime } from '../../runtime.ts';
 import { DomainError } from '../../shared/errors.ts';
 import { requestsPerMinute, type Plan } from '../../accounts/plans.ts';
@@ -107,7 +107,7 @@ function authorizationHeaders(raw: string[]): number {
 }
 
 /** The request's key as stored: the hash of its Bearer secret, and the mode its prefix says (401 for a malformed or foreign one). */
-export function keyOf(rt: Runtime, req: Request): { hash: string; mode: string } {
+export function keyOf(rt: Runtime, req: Request): { hash: string; mode: KeyMode } {
   const secret = bearerToken(req);
   const mode = modeOfSecret(secret);
   if (mode === null) throw unauthorized();
@@ -140,7 +140,7 @@ export async function authenticate(rt: Runtime, req: Request, hint: PrefetchHint
 }
 
 /** The principal a row of the key's statement describes (401 when it is no key of this secret and mode). */
-export function principalOf(row: Record<string, any> | undefined, hash: string, mode: string, hint: PrefetchHint): Principal {
+export function principalOf(row: Record<string, any> | undefined, hash: string, mode: KeyMode, hint: PrefetchHint): Principal {
   if (!row || !sameHash(row.secret_hash, hash) || row.mode !== mode) throw unauthorized();
   // An organization key whose organization is gone from the read model cannot act anywhere.
   if (row.kind === 'organization' && row.org_account_id !== row.account_id) throw unauthorized();

@@ -13,7 +13,7 @@
  * Nothing is answered from memory that the database did not confirm at the
  * write: a revoked key, a changed plan, scope, organization state or
  * customer, or a full window refuses the append (nothing is written), and
- * the request runs again the normal way (runOnRememberedKey returns null),
+ * the request runs again the normal way (runOnRememberedKey says `normal`),
  * which answers as if nothing had been remembered (401, 403, 429, the
  * customer as it is now). So does every other answer than a committed write
  * (a 400, a 404, a decision's refusal): the normal way gives it, in the
@@ -34,7 +34,6 @@ import { authorize } from './access.ts';
 import { callerCte, keyOf, principalOf, rowDigest, type Principal } from './authenticate.ts';
 import { createContext } from './context.ts';
 import { prefetchCte, prefetchHint } from './prefetch.ts';
-import { requestsPerMinute } from '../../accounts/plans.ts';
 import { COUNT_REQUEST, rateLimitOf, windowOf, WINDOW_MS, type RateLimitResult, type RateWindow } from './ratelimit.ts';
 import { authenticated } from './keyed.ts';
 import { renderReply, type Rendered } from './reply.ts';
@@ -86,15 +85,11 @@ export class KeyMemory {
     this.customers.delete(customerId.toLowerCase());
   }
 
-  /** The key's and the customer's rows as one row of the key's statement, when both are remembered and the window has room. */
-  recall(hash: string, customerId: string, now: number): { row: Record<string, any>; window: RateWindow } | null {
+  /** The key's and the customer's rows as one row of the key's statement, and the key's window, when both rows are remembered. */
+  recall(hash: string, customerId: string): { row: Record<string, any>; window: RateWindow } | null {
     const key = this.keys.get(hash);
     const customer = this.customers.get(customerId);
-    if (!key || !customer) return null;
-    // A full window is left to the normal way, which answers its 429 (the condition would refuse the write).
-    const limit = requestsPerMinute(key.row.plan, key.row.requests_per_minute);
-    if (limit > 0 && key.window.closesAt > now && key.window.used >= limit) return null;
-    return { row: { ...key.row, ...customer }, window: key.window };
+    return key && customer ? { row: { ...key.row, ...customer }, window: key.window } : null;
   }
 
   /** The window a committed write was counted in. */
@@ -171,11 +166,14 @@ export async function runOnRememberedKey(
   try {
     unauthenticated.check(req, res);
     const key = keyOf(rt, req);
-    const recalled = memory.recall(key.hash, hint.id, Date.now());
+    const recalled = memory.recall(key.hash, hint.id);
     if (!recalled) return NORMAL;
     principal = principalOf(recalled.row, key.hash, key.mode, hint);
     // An account key's organization is read by authorize() (a round trip of its own): not worth remembering.
     if (principal.key.kind !== 'organization') return NORMAL;
+    // A window full as remembered is left to the normal way, which answers its 429 (the condition would refuse).
+    const limit = principal.requestsPerMinute;
+    if (limit > 0 && recalled.window.closesAt > Date.now() && recalled.window.used >= limit) return NORMAL;
     const organizationId = await authorize(rt, req, spec, principal);
     const checked = validate(req);
     if (checked.errors.length) return NORMAL;
