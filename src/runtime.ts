@@ -57,6 +57,9 @@ function timedAppends(store: EventStore): EventStore {
   store.appendToStream = (stream, events, expected) => timed(() => append(stream, events, expected));
   const appendMany = store.appendToStreams?.bind(store);
   if (appendMany) store.appendToStreams = (appends) => timed(() => appendMany(appends));
+  // A view under a condition (a write on a remembered key) appends with its own functions: timed too.
+  const withCondition = store.withCondition?.bind(store);
+  if (withCondition) store.withCondition = (condition) => timedAppends(withCondition(condition));
   return store;
 }
 

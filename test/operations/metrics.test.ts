@@ -85,6 +85,17 @@ describe('operations: /metrics and the access log', function () {
     expect(sample(after, 'eventstore_append_duration_seconds_count', appends) - sample(before, 'eventstore_append_duration_seconds_count', appends)).to.be.at.least(1);
   });
 
+  it('observes every append, those of a create on a remembered key too (src/api/pipeline/remembered.ts)', async () => {
+    const customer = await call(`${server.url}/customers`, tenant.key.secret, { method: 'POST', body: { name: 'Metrics Client SARL', type: 'b2c' } });
+    expect(customer.status).to.equal(201);
+    const invoice = { customer_id: customer.body.data.id, issue_date: '2026-03-14', items: [{ description: 'Audit', quantity: 1, unit_price: '100', tax_rate: 20 }] };
+    const appends = { store: 'postgres', result: 'ok' };
+    const before = sample(await scrape(), 'eventstore_append_duration_seconds_count', appends);
+    // The first reads the key with the customer (then remembered), the second runs on them.
+    for (let i = 0; i < 2; i++) expect((await call(`${server.url}/invoices`, tenant.key.secret, { method: 'POST', body: invoice })).status).to.equal(201);
+    expect(sample(await scrape(), 'eventstore_append_duration_seconds_count', appends) - before).to.equal(2);
+  });
+
   it('reads projector lag, webhook queue depth, pool use and database state at each scrape', async () => {
     const text = await scrape();
     for (const p of processParts.projectors) {
