@@ -40,6 +40,7 @@ import { renderReply, type Rendered } from './reply.ts';
 import type { UnauthenticatedLimiter } from './unauthenticated.ts';
 import type { RouteValidator } from './validate.ts';
 import { withLocation } from './links.ts';
+import { keepNewest } from '../../shared/newest-first.ts';
 
 /** Keys and customers remembered at most (the oldest go first). */
 const MAX_REMEMBERED = 10_000;
@@ -65,8 +66,8 @@ export class KeyMemory {
     const key: Record<string, any> = {};
     const customer: Record<string, any> = {};
     for (const [name, value] of Object.entries(row)) (name.startsWith('c_') ? customer : key)[name] = value;
-    keep(this.keys, hash, { row: key, window: windowOf(row.window_points, row.window_expire) });
-    if (customer.c_id && customer.c_digest) keep(this.customers, hint.id, customer);
+    keepNewest(this.keys, hash, { row: key, window: windowOf(row.window_points, row.window_expire) }, MAX_REMEMBERED);
+    if (customer.c_id && customer.c_digest) keepNewest(this.customers, hint.id, customer, MAX_REMEMBERED);
     else this.customers.delete(hint.id);
   }
 
@@ -104,12 +105,6 @@ export class KeyMemory {
     if (!window || window.closesAt <= now) return { used: 1, closesAt: now + WINDOW_MS };
     return { used: window.used + 1, closesAt: window.closesAt };
   }
-}
-
-function keep<V>(map: Map<string, V>, id: string, value: V): void {
-  map.delete(id); // re-inserted last: the Map's order is the entries' age
-  map.set(id, value);
-  if (map.size > MAX_REMEMBERED) map.delete(map.keys().next().value!);
 }
 
 /**

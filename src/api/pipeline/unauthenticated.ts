@@ -25,6 +25,7 @@ import { hashSecret } from '../../accounts/keys.ts';
 import { DomainError } from '../../shared/errors.ts';
 import { bearerToken } from './authenticate.ts';
 import { WINDOW_MS } from './ratelimit.ts';
+import { keepNewest } from '../../shared/newest-first.ts';
 
 const MAX_ADDRESSES = 100_000;
 /** How long a key that authenticated passes a blocked address, and how many such keys are remembered (the oldest go). */
@@ -68,9 +69,7 @@ export class UnauthenticatedLimiter {
   /** A key that authenticated (`secretHash`, as stored): it passes this process's blocked addresses for a while. */
   succeeded(secretHash: string, now = Date.now()): void {
     if (this.perMinute <= 0) return;
-    this.known.delete(secretHash); // re-inserted last: the Map's order is the entries' age
-    this.known.set(secretHash, now + KNOWN_FOR_MS);
-    if (this.known.size > MAX_KNOWN) this.known.delete(this.known.keys().next().value!);
+    keepNewest(this.known, secretHash, now + KNOWN_FOR_MS, MAX_KNOWN);
   }
 
   private isKnown(req: Request, now: number): boolean {
