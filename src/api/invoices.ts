@@ -131,6 +131,7 @@ export const invoiceRoutes: RouteSpec[] = [
   },
   {
     ...action('finalizeInvoice', '/invoices/:id/finalize', 'Finalize a draft: assigns the official number and locks it', 'invoices:finalize', ['INVOICE_NOT_DRAFT']),
+    prefetch: 'invoice-of-path',
     async handler(ctx, { params }) {
       return answer(ctx, await finalizeInvoice(write(ctx), params.id));
     },

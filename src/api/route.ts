@@ -111,7 +111,10 @@ export interface RouteSpec<B = any, Q = any> {
   location?: string;
   /** Domain rules of the body, reported with the schema's errors (see BodyCheck). */
   check?: BodyCheck;
-  /** A row the handler will read, fetched by the key's statement (one round trip fewer): the customer its body names (src/api/pipeline/prefetch.ts). */
+  /**
+   * What the handler will read, fetched by the key's statement (round trips fewer): the customer its body names,
+   * or the invoice its path names, its stream and its customer (src/api/pipeline/prefetch.ts).
+   */
   prefetch?: PrefetchKind;
   /**
    * The route may run on what the process remembers of its key and of the customer its body names, its write

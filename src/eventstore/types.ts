@@ -204,6 +204,11 @@ export interface EventStore {
    * EventStoreDB has no transaction to run it in.
    */
   withCondition?(condition: AppendCondition): EventStore;
+  /**
+   * A view made for one request (stream-rider.ts) names the store it reads and appends through: what
+   * per-store state (the invoice numbering's cache and its shared transactions) belongs to.
+   */
+  readonly origin?: EventStore;
   close(): Promise<void>;
 }
 

@@ -6,9 +6,9 @@
  *   and one message that is the whole write (the event, the invoice's row, its lines and counts, in one
  *   implicit transaction); once the process remembers the key and the customer, the message alone, the key,
  *   the customer and the count checked in it (src/api/pipeline/remembered.ts);
- * - a finalize: the key (with the seller's legal name and ICE); the invoice's stream; the customer the stream
- *   names (read after it, on purpose: src/api/pipeline/prefetch.ts); and one message (both streams' appends,
- *   the row, the number's audit row).
+ * - a finalize: the key (with the seller's legal name and ICE, the invoice's stream and the customer the
+ *   invoice's row names, all from one snapshot: src/api/pipeline/prefetch.ts); and one message (both streams'
+ *   appends, the row, the number's audit row).
  *
  * Left out: what follows every write and does not delay its answer (the log's tail read, the webhook
  * subscriber's question, the consumers' checkpoints, the workers' polls), and the PREPARE of a statement the
@@ -99,12 +99,33 @@ describe("round trips to PostgreSQL on a lone write's path", function () {
     expect(path, JSON.stringify(path)).not.to.include('customers.get');
   });
 
-  it('a lone finalize: the key with the seller, the stream, the customer it names, one message', async () => {
+  it("a lone finalize: the key with the seller, the invoice's stream and its customer, then one message", async () => {
     for (let i = 0; i < 3; i++) {
       const draft = await api.draft(customerId);
       const path = await roundTrips(() => api.action(draft.id, 'finalize'), 200);
-      expect(path, JSON.stringify(path)).to.deep.equal(['pipeline-authenticate', 'es_read_stream', 'customers.get', path[3]]);
-      expect(path[3]).to.match(/^select count\(pg_advisory_xact_lock/);
+      expect(path, JSON.stringify(path)).to.deep.equal(['pipeline-authenticate+invoice', path[1]]);
+      expect(path[1]).to.match(/^select count\(pg_advisory_xact_lock/);
     }
+  });
+
+  it("a finalize whose invoice row names another customer than its stream (a read model behind its log) reads and freezes the stream's", async () => {
+    const named = await api.customer({ name: 'Named by the stream', type: 'b2b', ice: '000000000000191' });
+    const stale = await api.customer({ name: 'Named by a stale row', type: 'b2b', ice: '000000000000192' });
+    const draft = await api.draft(named.id);
+    await s.database.db.updateTable('invoices').set({ customer_id: stale.id }).where('id', '=', draft.id).execute();
+    const path = await roundTrips(() => api.action(draft.id, 'finalize'), 200);
+    expect(path.slice(0, 2), JSON.stringify(path)).to.deep.equal(['pipeline-authenticate+invoice', 'customers.get']);
+    const issued = (await api.get(draft.id)).body.data;
+    expect([issued.status, issued.customer.id, issued.customer.name]).to.deep.equal(['finalized', named.id, 'Named by the stream']);
+  });
+
+  it('a finalize of an invoice the key does not own, or that does not exist, is a 404 from the stream it fetched', async () => {
+    const other = await invoicesClient({ url: s.url, database: s.database });
+    const theirs = await other.draft((await other.customer()).id);
+    for (const id of [theirs.id, '01a22269-0000-7000-8000-000000000000']) {
+      const path = await roundTrips(() => api.action(id, 'finalize'), 404);
+      expect(path, JSON.stringify(path)).to.deep.equal(['pipeline-authenticate+invoice']);
+    }
+    expect((await other.get(theirs.id)).body.data.status).to.equal('draft');
   });
 });

@@ -41,8 +41,8 @@ function recording(): InvoiceFacts & { asked: string[] } {
 
 describe('prefetch: the hint', () => {
   it("takes the body's customer_id, lower-cased, wherever it stands and however it is spaced", () => {
-    expect(prefetchHint('customer-of-body', withBody(`{"issue_date":"2026-03-14","customer_id" :  "${A.toUpperCase()}","items":[]}`))).to.deep.equal({ id: A });
-    expect(prefetchHint('customer-of-body', withBody(`{\n  "customer_id":\n"${A}"\n}`))).to.deep.equal({ id: A });
+    expect(prefetchHint('customer-of-body', withBody(`{"issue_date":"2026-03-14","customer_id" :  "${A.toUpperCase()}","items":[]}`))).to.deep.equal({ kind: 'customer', id: A });
+    expect(prefetchHint('customer-of-body', withBody(`{\n  "customer_id":\n"${A}"\n}`))).to.deep.equal({ kind: 'customer', id: A });
   });
 
   it('gives none for what it cannot read without parsing: no body, not a UUID, an escaped name, a name inside a string', () => {
@@ -51,6 +51,12 @@ describe('prefetch: the hint', () => {
     expect(prefetchHint('customer-of-body', withBody('{"customer_id":12}'))).to.equal(null);
     expect(prefetchHint('customer-of-body', withBody(`{"customer\\u005fid":"${A}"}`))).to.equal(null);
     expect(prefetchHint('customer-of-body', withBody(`{"notes":"\\"customer_id\\":\\"${A}\\""}`))).to.equal(null);
+  });
+
+  it("takes an invoice's id from the path as written, and none that is not a UUID", () => {
+    const withPath = (id: string) => ({ params: { id } }) as unknown as Request;
+    expect(prefetchHint('invoice-of-path', withPath(A.toUpperCase()))).to.deep.equal({ kind: 'invoice', id: A.toUpperCase() });
+    expect(prefetchHint('invoice-of-path', withPath('42'))).to.equal(null);
   });
 
   it('gives none for a route without a prefetch', () => {
@@ -69,7 +75,7 @@ describe('prefetch: the facts it answers', () => {
 
   it('answers the customer fetched and the key\'s organization without reading; any other id is read', async () => {
     const facts = recording();
-    const prefetched = withPrefetched(facts, prefetchedOf({ id: A }, row(A)));
+    const prefetched = withPrefetched(facts, prefetchedOf({ kind: 'customer', id: A }, [row(A)]));
     expect(await prefetched.customer(ORG, A.toUpperCase())).to.deep.equal(snapshot(A));
     expect(await prefetched.organization(ORG)).to.deep.equal({ legal_name: 'Atlas Holding SA', ice: '001234567000089' });
     expect(facts.asked).to.deep.equal([]);
@@ -80,21 +86,39 @@ describe('prefetch: the facts it answers', () => {
 
   it("never shows another organization's customer: fetched by id alone, it is none for this organization", async () => {
     const facts = recording();
-    const prefetched = withPrefetched(facts, prefetchedOf({ id: A }, row(A, OTHER_ORG)));
+    const prefetched = withPrefetched(facts, prefetchedOf({ kind: 'customer', id: A }, [row(A, OTHER_ORG)]));
     expect(await prefetched.customer(ORG, A)).to.equal(null);
     expect(facts.asked).to.deep.equal([]);
   });
 
   it('a customer id the statement found no row for is none, without a second read', async () => {
     const facts = recording();
-    const prefetched = withPrefetched(facts, prefetchedOf({ id: A }, row(null)));
+    const prefetched = withPrefetched(facts, prefetchedOf({ kind: 'customer', id: A }, [row(null)]));
     expect(await prefetched.customer(ORG, A)).to.equal(null);
     expect(facts.asked).to.deep.equal([]);
   });
 
+  it("an invoice's statement: the stream from every row, the customer its row names; none fetched says nothing of another id", async () => {
+    const event = (revision: number) => ({
+      e_global_position: String(10 + revision), e_transaction_id: '700', e_stream_id: `invoice-${B}`, e_revision: String(revision), e_event_id: `${A.slice(0, -1)}${revision}`,
+      e_type: 'InvoiceCreated', e_data: {}, e_metadata: { organization_id: ORG }, e_hash: 'h', e_created_at: new Date(0), e_inline_projectors: 1,
+    });
+    const fetched = prefetchedOf({ kind: 'invoice', id: B }, [{ ...row(A), ...event(0) }, { ...row(A), ...event(1) }]);
+    expect(fetched.stream!.name).to.equal(`invoice-${B}`);
+    expect(fetched.stream!.events.map((e) => [e.revision, e.id, e.stream])).to.deep.equal([[0, `${A.slice(0, -1)}0`, `invoice-${B}`], [1, `${A.slice(0, -1)}1`, `invoice-${B}`]]);
+    const facts = recording();
+    expect(await withPrefetched(facts, fetched).customer(ORG, A)).to.deep.equal(snapshot(A));
+    expect(facts.asked).to.deep.equal([]);
+    // No stream (no event row), no customer row: the stream is empty, and the customer the handler names is read.
+    const none = prefetchedOf({ kind: 'invoice', id: B }, [{ ...row(null), e_event_id: null }]);
+    expect(none.stream!.events).to.deep.equal([]);
+    expect(await withPrefetched(facts, none).customer(ORG, A)).to.deep.equal(snapshot(A));
+    expect(facts.asked).to.deep.equal([`customer ${A}`]);
+  });
+
   it('an account key brings no seller facts: the organization is read', async () => {
     const facts = recording();
-    const prefetched = withPrefetched(facts, prefetchedOf(null, { kind: 'account', organization_id: null }));
+    const prefetched = withPrefetched(facts, prefetchedOf(null, [{ kind: 'account', organization_id: null }]));
     expect(await prefetched.organization(ORG)).to.deep.equal({ legal_name: 'read', ice: null });
     expect(facts.asked).to.deep.equal([`organization ${ORG}`]);
   });

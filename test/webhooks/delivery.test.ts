@@ -11,7 +11,7 @@ import { pino } from 'pino';
 import { comparePositions } from '../../src/eventstore/types.ts';
 import { ProjectionRunner } from '../../src/projections/runner.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
-import { SUBSCRIBER_NAME, webhookSubscriber } from '../../src/workers/webhooks/subscriber.ts';
+import { createWebhookSubscriber, SUBSCRIBER_NAME, webhookSubscriber } from '../../src/workers/webhooks/subscriber.ts';
 import { startHarness, type Harness } from './harness.ts';
 import { appendCustomer, appendInvoice, newEndpoint, newOrganization, Receiver, until, type Received } from './support.ts';
 
@@ -171,6 +171,42 @@ describe('webhooks: delivery per convention', () => {
     } finally {
       await runner.stop();
     }
+  });
+
+  it('asks which organizations have an endpoint at most every 25 ms: a batch that comes sooner waits, and its later read sees an endpoint added meanwhile', async () => {
+    // The subscriber's own clock: the waits it asks for are recorded (and pass at once), not timed.
+    let now = 1_000_000;
+    const sleeps: number[] = [];
+    let duringSleep: (() => Promise<unknown>) | null = null;
+    const clock = { now: () => now, sleep: async (ms: number) => { sleeps.push(ms); now += ms; await duringSleep?.(); } };
+    const subscriber = createWebhookSubscriber(clock, 25);
+    const recorded = async (org: string) => {
+      const appended = await appendCustomer(h.store, org);
+      return (await h.store.readStream(`customer-${(appended.data as any).customer.id}`))[0];
+    };
+    const [a, b, c, d] = [await newOrganization(h.t.db), await newOrganization(h.t.db), await newOrganization(h.t.db), await newOrganization(h.t.db)];
+    const relevant = async (org: string) => {
+      return (await subscriber.relevant!([await recorded(org)], h.t.db)).length;
+    };
+    // The first read does not wait.
+    expect(await relevant(a)).to.equal(0);
+    expect(sleeps).to.deep.equal([]);
+    // 5 ms later another organization's batch waits the 20 ms left; an endpoint added during that wait is seen.
+    now += 5;
+    duringSleep = () => newEndpoint(h.t.db, b, receiver.url('/b'), 'A');
+    expect(await relevant(b)).to.equal(1);
+    expect(sleeps).to.deep.equal([20]);
+    duringSleep = null;
+    // An organization remembered with an endpoint is not read again: no wait, however soon.
+    expect(await relevant(b)).to.equal(1);
+    expect(sleeps).to.deep.equal([20]);
+    // Once the last read is 25 ms old, a batch does not wait.
+    now += 25;
+    expect(await relevant(c)).to.equal(0);
+    expect(sleeps).to.deep.equal([20]);
+    now += 1;
+    expect(await relevant(d)).to.equal(0);
+    expect(sleeps).to.deep.equal([20, 24]);
   });
 
   it('logs name deliveries, endpoints and outcomes, never the secret', async () => {

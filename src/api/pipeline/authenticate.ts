@@ -18,7 +18,9 @@ import type { Runtime } from '../../runtime.ts';
 import { DomainError } from '../../shared/errors.ts';
 import { requestsPerMinute, type Plan } from '../../accounts/plans.ts';
 import { COUNT_REQUEST, windowOf, type RateWindow } from './ratelimit.ts';
-import { prefetchCte, prefetchedOf, type Prefetched, type PrefetchHint } from './prefetch.ts';
+import { customerOfInvoice, prefetchCte, prefetchedOf, type Prefetched, type PrefetchHint } from './prefetch.ts';
+import { streamRiderJoin } from '../../eventstore/stream-rider.ts';
+import { invoiceStream } from '../../commands/invoice/events.ts';
 import type { ApiKeyInfo, Scope } from '../route.ts';
 import type { KeyMemory } from './remembered.ts';
 
@@ -72,17 +74,36 @@ export const callerCte = (which: string, digest: boolean) => `caller as (
      where ${which} and k.revoked_at is null
   )`;
 
-/** The key's statement ($1 the secret's hash, $2 now in ms), with the customer to fetch as $3 when `withCustomer` (prefetch.ts). */
-function keyQuery(withCustomer: boolean): string {
-  return `
-  with ${callerCte('k.secret_hash = $1', withCustomer)}, hit as (${COUNT_REQUEST})${withCustomer ? `, ${prefetchCte(3)}` : ''}
-  select caller.*, hit.points as window_points, hit.expire as window_expire${withCustomer ? `, fetched.*, ${rowDigest('fetched')} as c_digest` : ''}
-    from caller left join hit on true${withCustomer ? ' left join fetched on true' : ''}`;
+/** The key's statement ($1 the secret's hash, $2 now in ms), with what a hint fetches (prefetch.ts). */
+function keyQuery(hint: NonNullable<PrefetchHint>['kind'] | null): string {
+  const head = `
+  with ${callerCte('k.secret_hash = $1', hint === 'customer')}, hit as (${COUNT_REQUEST})`;
+  const select = 'select caller.*, hit.points as window_points, hit.expire as window_expire';
+  const from = 'from caller left join hit on true';
+  // $3 the customer's id; its digest for a write on a remembered key (remembered.ts).
+  if (hint === 'customer') return `${head}, ${prefetchCte('$3::uuid')}
+  ${select}, fetched.*, ${rowDigest('fetched')} as c_digest
+    ${from} left join fetched on true`;
+  // $3 the invoice's stream, $4 its id: a row per event (stream-rider.ts), the customer the invoice's row names on each.
+  if (hint === 'invoice') return `${head}, ${prefetchCte(customerOfInvoice(4))}
+  ${select}, fetched.*, e_events.*
+    ${from} left join fetched on true ${streamRiderJoin('$3')}`;
+  return `${head}
+  ${select}
+    ${from}`;
 }
 
 /** Named statements: planned once per connection, not on every request. */
-const KEY_STATEMENT = { name: 'pipeline-authenticate', text: keyQuery(false) };
-const KEY_STATEMENT_WITH_CUSTOMER = { name: 'pipeline-authenticate+customer', text: keyQuery(true) };
+const KEY_STATEMENT = { name: 'pipeline-authenticate', text: keyQuery(null) };
+const KEY_STATEMENT_WITH_CUSTOMER = { name: 'pipeline-authenticate+customer', text: keyQuery('customer') };
+const KEY_STATEMENT_WITH_INVOICE = { name: 'pipeline-authenticate+invoice', text: keyQuery('invoice') };
+
+/** The key's statement for a hint, with its values. */
+function keyStatement(hash: string, hint: PrefetchHint): { name: string; text: string; values: unknown[] } {
+  if (hint?.kind === 'customer') return { ...KEY_STATEMENT_WITH_CUSTOMER, values: [hash, Date.now(), hint.id] };
+  if (hint?.kind === 'invoice') return { ...KEY_STATEMENT_WITH_INVOICE, values: [hash, Date.now(), invoiceStream(hint.id), hint.id] };
+  return { ...KEY_STATEMENT, values: [hash, Date.now()] };
+}
 
 const MESSAGE = 'Invalid or missing API key. Send it as Authorization: Bearer <key>.';
 
@@ -125,22 +146,25 @@ export function keyOf(rt: Runtime, req: Request): { hash: string; mode: KeyMode 
  */
 export async function authenticate(rt: Runtime, req: Request, hint: PrefetchHint = null, memory?: KeyMemory): Promise<Principal> {
   const { hash, mode } = keyOf(rt, req);
-  const { rows } = await rt.database.pool.query(
-    hint ? { ...KEY_STATEMENT_WITH_CUSTOMER, values: [hash, Date.now(), hint.id] } : { ...KEY_STATEMENT, values: [hash, Date.now()] },
-  );
+  // An invoice's stream rides with the key only where the events are tables of this database.
+  if (hint?.kind === 'invoice' && rt.store.kind !== 'postgres') hint = null;
+  const { rows } = await rt.database.pool.query(keyStatement(hash, hint));
   let principal: Principal;
   try {
-    principal = principalOf(rows[0], hash, mode, hint);
+    principal = principalOf(rows[0], hash, mode, hint, rows);
   } catch (err) {
     memory?.forget(hash);
     throw err;
   }
-  if (hint) memory?.remember(hash, rows[0], hint);
+  if (hint?.kind === 'customer') memory?.remember(hash, rows[0], hint);
   return principal;
 }
 
-/** The principal a row of the key's statement describes (401 when it is no key of this secret and mode). */
-export function principalOf(row: Record<string, any> | undefined, hash: string, mode: KeyMode, hint: PrefetchHint): Principal {
+/**
+ * The principal a row of the key's statement describes (401 when it is no key of this secret and mode); `rows`,
+ * every row of the statement (one per event of a stream it fetched).
+ */
+export function principalOf(row: Record<string, any> | undefined, hash: string, mode: KeyMode, hint: PrefetchHint, rows: readonly Record<string, any>[] = row ? [row] : []): Principal {
   if (!row || !sameHash(row.secret_hash, hash) || row.mode !== mode) throw unauthorized();
   // An organization key whose organization is gone from the read model cannot act anywhere.
   if (row.kind === 'organization' && row.org_account_id !== row.account_id) throw unauthorized();
@@ -164,6 +188,6 @@ export function principalOf(row: Record<string, any> | undefined, hash: string, 
       row.kind === 'organization'
         ? { id: row.organization_id, accountId: row.account_id, archived: row.org_archived, apiEnabled: row.org_api_enabled }
         : null,
-    prefetched: prefetchedOf(hint, row),
+    prefetched: prefetchedOf(hint, rows),
   };
 }

@@ -9,6 +9,7 @@ import type { Runtime } from '../../runtime.ts';
 import { validationError } from '../../shared/errors.ts';
 import type { ApiKeyInfo, RequestContext } from '../route.ts';
 import type { Prefetched } from './prefetch.ts';
+import { withStreamRead } from '../../eventstore/stream-rider.ts';
 
 const CORRELATION = /^[\w.:-]{1,128}$/;
 
@@ -54,7 +55,8 @@ export function createContext(
     key,
     organizationId,
     prefetched,
-    store: rt.store,
+    // A stream the key's statement brought answers the command's first read of it (prefetch.ts).
+    store: prefetched.stream ? withStreamRead(rt.store, prefetched.stream.name, prefetched.stream.events) : rt.store,
     idempotencySeed: null,
     newId: (kind) => (ctx.idempotencySeed ? derivedV7(ctx.idempotencySeed, kind) : uuidv7()),
     ifMatch: parseIfMatch(req.header('if-match')),
@@ -68,4 +70,10 @@ export function createContext(
     }),
   };
   return ctx;
+}
+
+/** Facts fetched with the key are as old as the request: a request that waited (for another attempt of its Idempotency-Key) reads afresh. */
+export function dropPrefetched(ctx: RequestContext): void {
+  ctx.prefetched = {};
+  ctx.store = ctx.rt.store;
 }

@@ -12,7 +12,7 @@ import type { Runtime } from '../../runtime.ts';
 import { DomainError } from '../../shared/errors.ts';
 import type { RouteSpec } from '../route.ts';
 import { authorize } from './access.ts';
-import { createContext } from './context.ts';
+import { createContext, dropPrefetched } from './context.ts';
 import { derivedV7 } from '../../shared/derived-id.ts';
 import { begin, finish, fingerprint, idempotencyKeyOf, purgeExpired, release } from './idempotency.ts';
 import { authenticateAndCount } from './keyed.ts';
@@ -76,7 +76,7 @@ export function mountRoutes(router: Router, rt: Runtime, specs: readonly RouteSp
         ctx.idempotencySeed = started.owner.seed && derivedV7(started.owner.seed, print);
         // Facts fetched with the key are as old as the request; after waiting (up to 30 s) for another attempt,
         // the handler reads them afresh, as it would without a prefetch (prefetch.ts).
-        if (started.waited) ctx.prefetched = {};
+        if (started.waited) dropPrefetched(ctx);
         let rendered: Rendered;
         try {
           rendered = await run();

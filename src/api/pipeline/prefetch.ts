@@ -16,11 +16,18 @@
  * organization (the finalize read them beside the invoice's stream, in no
  * order with it, as before).
  *
- * Not prefetched: the customer of an invoice being finalized. The finalize
- * reads it after the invoice's stream, so the buyer it freezes is never older
- * than a customer change made before the invoice's last edit (a client that
- * renames a customer, then edits the draft, then finalizes gets the new
- * name); fetched with the key, before the stream, it could be.
+ * A finalize names its invoice in its path: the statement brings the
+ * invoice's stream (src/eventstore/stream-rider.ts), which the command's
+ * first read of it is answered with, and the customer the invoice's row
+ * names. Both come from the one statement, so from one snapshot: the buyer
+ * the finalize freezes is never older than a customer change made before
+ * the invoice's last edit it decides on (a client that renames a customer,
+ * then edits the draft, then finalizes gets the new name). A customer read
+ * before the stream, in an earlier statement, could be older; so the
+ * customer alone is never fetched for a finalize. The invoice's row is a
+ * hint too: where the stream names another customer (a read model behind
+ * its log, INLINE_PROJECTIONS=false), the finalize reads that one. Only on
+ * the PostgreSQL event store, whose events are in the same database.
  *
  * Fetched facts are as old as the request: a request that waited for another
  * attempt of its Idempotency-Key drops them (src/api/pipeline/index.ts) and
@@ -28,6 +35,9 @@
  */
 import type { Request } from 'express';
 import type { InvoiceCustomer, OrganizationFacts } from '../../commands/invoice/commands.ts';
+import { invoiceStream } from '../../commands/invoice/events.ts';
+import type { RecordedEvent } from '../../eventstore/types.ts';
+import { streamRiderEvents } from '../../eventstore/stream-rider.ts';
 import type { InvoiceFacts } from '../../commands/invoice/facts.ts';
 import { snapshotColumns, snapshotOfRow } from '../../queries/customers.ts';
 import { readModelFacts } from '../../queries/invoice-facts.ts';
@@ -35,11 +45,11 @@ import type { RequestContext } from '../route.ts';
 import { rawBody } from '../body.ts';
 import { isUuid } from '../../shared/ids.ts';
 
-/** What a route will read: the customer named in its body. */
-export type PrefetchKind = 'customer-of-body';
+/** What a route will read: the customer named in its body, or the invoice named in its path (its stream and customer). */
+export type PrefetchKind = 'customer-of-body' | 'invoice-of-path';
 
-/** The customer to fetch beside the key (its id, a UUID in lower case), or none. */
-export type PrefetchHint = { id: string } | null;
+/** The customer (its id, a UUID in lower case) or the invoice (its id as the path has it) to fetch beside the key, or none. */
+export type PrefetchHint = { kind: 'customer'; id: string } | { kind: 'invoice'; id: string } | null;
 
 /** What the authentication statement brought back beside the key. */
 export interface Prefetched {
@@ -47,6 +57,8 @@ export interface Prefetched {
   organization?: { id: string; facts: OrganizationFacts };
   /** The customer fetched by id: its organization and snapshot, or null when no customer has that id. Absent without a hint. */
   customer?: { id: string; organizationId: string; snapshot: InvoiceCustomer } | { id: string; organizationId: null; snapshot: null };
+  /** The invoice's stream, as the statement read it: what the command's first read of it answers (stream-rider.ts). */
+  stream?: { name: string; events: RecordedEvent[] };
 }
 
 const CUSTOMER_ID = Buffer.from('"customer_id"');
@@ -57,6 +69,11 @@ const UUID_AFTER = /^\s*:\s*"([0-9A-Fa-f-]{36})"/;
  * that first one is not followed by a UUID string). Never throws (the body is not validated yet).
  */
 export function prefetchHint(kind: PrefetchKind | undefined, req: Request): PrefetchHint {
+  if (kind === 'invoice-of-path') {
+    const id = req.params.id;
+    // As written in the path: the stream the handler reads is named after it (invoiceStream).
+    return typeof id === 'string' && isUuid(id) ? { kind: 'invoice', id } : null;
+  }
   if (kind !== 'customer-of-body') return null;
   // A scan of the raw bytes, not a parse: the body is parsed after authentication (the order of checks), and
   // a hint that is wrong (a nested "customer_id", a second one the parser would refuse) costs only the read.
@@ -64,21 +81,34 @@ export function prefetchHint(kind: PrefetchKind | undefined, req: Request): Pref
   const at = raw.indexOf(CUSTOMER_ID);
   if (at < 0) return null;
   const m = UUID_AFTER.exec(raw.subarray(at + CUSTOMER_ID.length, at + CUSTOMER_ID.length + 80).toString('latin1'));
-  return m && isUuid(m[1]) ? { id: m[1].toLowerCase() } : null;
+  return m && isUuid(m[1]) ? { kind: 'customer', id: m[1].toLowerCase() } : null;
 }
 
-/** The CTE (named `fetched`, one row or none) the authentication statement adds for a hint, its id the statement's parameter `$param`; its columns are prefixed `c_`. */
-export function prefetchCte(param: number): string {
-  return `fetched as (select ${snapshotColumns('c', 'c_')} from customers c where c.id = $${param}::uuid)`;
+/**
+ * The CTE (named `fetched`, one row or none) the authentication statement adds for a hint: the customer whose
+ * id `idSql` gives (the statement's parameter, or the customer an invoice's row names); its columns are prefixed `c_`.
+ */
+export function prefetchCte(idSql: string): string {
+  return `fetched as (select ${snapshotColumns('c', 'c_')} from customers c where c.id = ${idSql})`;
 }
 
-/** What the statement's row (that of a key that authenticated) says, for this hint. */
-export function prefetchedOf(hint: PrefetchHint, row: Record<string, any>): Prefetched {
+/** The customer id of an invoice hint's statement: the one the invoice's row names (its id the parameter `$param`). */
+export const customerOfInvoice = (param: number) => `(select i.customer_id from invoices i where i.id = $${param}::uuid)`;
+
+/** What the statement's rows (those of a key that authenticated: one per event of a fetched stream) say, for this hint. */
+export function prefetchedOf(hint: PrefetchHint, rows: readonly Record<string, any>[]): Prefetched {
+  const row = rows[0];
   const prefetched: Prefetched = {};
   if (row.kind === 'organization') {
     prefetched.organization = { id: row.organization_id, facts: { legal_name: row.org_legal_name ?? null, ice: row.org_ice ?? null } };
   }
-  if (hint) prefetched.customer = row.c_id ? { id: row.c_id, ...snapshotOfRow(row, 'c_') } : { id: hint.id, organizationId: null, snapshot: null };
+  if (hint?.kind === 'customer') {
+    prefetched.customer = row.c_id ? { id: row.c_id, ...snapshotOfRow(row, 'c_') } : { id: hint.id, organizationId: null, snapshot: null };
+  } else if (hint?.kind === 'invoice') {
+    // No customer fetched says nothing of the one the stream names (a read model behind its log): that one is read.
+    if (row.c_id) prefetched.customer = { id: row.c_id, ...snapshotOfRow(row, 'c_') };
+    prefetched.stream = { name: invoiceStream(hint.id), events: streamRiderEvents(rows) };
+  }
   return prefetched;
 }
 

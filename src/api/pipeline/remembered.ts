@@ -116,7 +116,7 @@ export class KeyMemory {
  * stored (the key's digest leaves it out: authenticate.ts, callerCte).
  */
 const CONDITION = `
-  with ${callerCte('k.id = $1::uuid', true)}, hit as (${COUNT_REQUEST}), ${prefetchCte(3)}
+  with ${callerCte('k.id = $1::uuid', true)}, hit as (${COUNT_REQUEST}), ${prefetchCte('$3::uuid')}
   select es_require(
            (select caller_digest from caller) = $4::text
            and (select ${rowDigest('fetched')} from fetched) = $5::text
@@ -153,7 +153,7 @@ export async function runOnRememberedKey(
   // append's own transaction").
   if (rt.config.inlineProjections !== 'auto') return NORMAL;
   const hint = prefetchHint(spec.prefetch, req);
-  if (!hint) return NORMAL;
+  if (hint?.kind !== 'customer') return NORMAL;
   let principal: Principal;
   let condition: AppendCondition;
   let ctx: RequestContext;

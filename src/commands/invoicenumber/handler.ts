@@ -259,7 +259,9 @@ const perStore = new WeakMap<EventStore, InvoiceNumbering>();
  * (Runtime.backgroundStore), whose batches must not carry the API's
  * finalizes nor the reverse; they meet on the stream as two processes do.
  */
-export function invoiceNumbering(store: EventStore): InvoiceNumbering {
+export function invoiceNumbering(view: EventStore): InvoiceNumbering {
+  // A request's view of the store (EventStore.origin) shares its store's numbering.
+  const store = view.origin ?? view;
   let numbering = perStore.get(store);
   if (!numbering) {
     numbering = new InvoiceNumbering(store);

@@ -8,7 +8,7 @@ import { ProjectionRunner } from '../../projections/runner.ts';
 import type { Runtime } from '../../runtime.ts';
 import type { Worker } from '../worker.ts';
 import { WebhookSender } from './sender.ts';
-import { webhookSubscriber } from './subscriber.ts';
+import { createWebhookSubscriber } from './subscriber.ts';
 
 /**
  * WEBHOOK_ALLOW_INSECURE, or its default (docs/api-decisions.md "Webhooks"): true only in
@@ -23,7 +23,7 @@ export const webhookSubscriberWorker: Worker = {
   role: 'webhooks',
   async start(rt: Runtime) {
     const { db, url } = rt.database;
-    const runner = new ProjectionRunner({ db, store: rt.store, url, logger: rt.logger, progress: rt.progress, batchSize: 500 }, webhookSubscriber);
+    const runner = new ProjectionRunner({ db, store: rt.store, url, logger: rt.logger, progress: rt.progress, batchSize: 500 }, createWebhookSubscriber());
     runner.start();
     return { stop: () => runner.stop() };
   },
