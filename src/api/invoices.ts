@@ -66,8 +66,9 @@ async function invoiceBodyErrors(ctx: BodyCheckContext, body: unknown, kind: 'cr
 }
 
 const base = { tag: 'Invoices', audience: 'organization' as const, response: schemas.invoiceWithCustomerSchema };
+/** A command on one invoice: its stream (and the customer it names) come with the key's statement (src/api/pipeline/prefetch.ts). */
 const action = (operationId: string, path: string, summary: string, scope: RouteSpec['scope'], errors: RouteSpec['errors']) =>
-  ({ ...base, operationId, method: 'post' as const, path, summary, scope, errors: [...(errors ?? []), 'VERSION_CONFLICT' as const] });
+  ({ ...base, operationId, method: 'post' as const, path, summary, scope, errors: [...(errors ?? []), 'VERSION_CONFLICT' as const], prefetch: 'invoice-of-path' as const });
 
 export const invoiceRoutes: RouteSpec[] = [
   {
@@ -131,7 +132,6 @@ export const invoiceRoutes: RouteSpec[] = [
   },
   {
     ...action('finalizeInvoice', '/invoices/:id/finalize', 'Finalize a draft: assigns the official number and locks it', 'invoices:finalize', ['INVOICE_NOT_DRAFT']),
-    prefetch: 'invoice-of-path',
     async handler(ctx, { params }) {
       return answer(ctx, await finalizeInvoice(write(ctx), params.id));
     },

@@ -33,7 +33,8 @@ export function streamRiderEvents(rows: readonly Record<string, any>[]): Recorde
     for (const c of COLUMNS) event[c] = row[PREFIX + c];
     events.push(toRecorded(event));
   }
-  return events;
+  // The join's rows come in the subquery's order; sorted all the same, since only an ORDER BY promises an order.
+  return events.sort((a, b) => a.revision - b.revision);
 }
 
 /**

@@ -8,7 +8,7 @@
  *   the customer and the count checked in it (src/api/pipeline/remembered.ts);
  * - a finalize: the key (with the seller's legal name and ICE, the invoice's stream and the customer the
  *   invoice's row names, all from one snapshot: src/api/pipeline/prefetch.ts); and one message (both streams'
- *   appends, the row, the number's audit row).
+ *   appends, the row, the number's audit row). Send, pay and void: the key with the stream, and the append.
  *
  * Left out: what follows every write and does not delay its answer (the log's tail read, the webhook
  * subscriber's question, the consumers' checkpoints, the workers' polls), and the PREPARE of a statement the
@@ -105,6 +105,24 @@ describe("round trips to PostgreSQL on a lone write's path", function () {
       const path = await roundTrips(() => api.action(draft.id, 'finalize'), 200);
       expect(path, JSON.stringify(path)).to.deep.equal(['pipeline-authenticate+invoice', path[1]]);
       expect(path[1]).to.match(/^select count\(pg_advisory_xact_lock/);
+    }
+  });
+
+  it('a finalize naming its invoice in capitals: the same two round trips (the stream is read with its customer, never after it)', async () => {
+    const draft = await api.draft(customerId);
+    const path = await roundTrips(() => api.action(draft.id.toUpperCase(), 'finalize'), 200);
+    expect(path, JSON.stringify(path)).to.have.length(2);
+    expect(path[0]).to.equal('pipeline-authenticate+invoice');
+    expect((await api.get(draft.id)).body.data.status).to.equal('finalized');
+  });
+
+  it("send, pay and void: the key with the invoice's stream, then the append", async () => {
+    const issued = await api.finalized(customerId);
+    const voided = await api.finalized(customerId);
+    for (const [id, name, body] of [[issued.id, 'send', undefined], [issued.id, 'pay', {}], [voided.id, 'void', { reason: 'Erreur de saisie' }]] as const) {
+      const path = await roundTrips(() => api.action(id, name, body), 200);
+      expect(path, `${name}: ${JSON.stringify(path)}`).to.have.length(2);
+      expect(path[0]).to.equal('pipeline-authenticate+invoice');
     }
   });
 

@@ -10,6 +10,8 @@ import type { Request } from 'express';
 import type { InvoiceCustomer } from '../../src/commands/invoice/commands.ts';
 import type { InvoiceFacts } from '../../src/commands/invoice/facts.ts';
 import { prefetchHint, prefetchedOf, withPrefetched } from '../../src/api/pipeline/prefetch.ts';
+import { authenticate } from '../../src/api/pipeline/authenticate.ts';
+import type { Runtime } from '../../src/runtime.ts';
 
 const A = '0190a1b2-0000-7000-8000-00000000000a';
 const B = '0190a1b2-0000-7000-8000-00000000000b';
@@ -53,9 +55,9 @@ describe('prefetch: the hint', () => {
     expect(prefetchHint('customer-of-body', withBody(`{"notes":"\\"customer_id\\":\\"${A}\\""}`))).to.equal(null);
   });
 
-  it("takes an invoice's id from the path as written, and none that is not a UUID", () => {
+  it("takes an invoice's id from the path, lower-cased as validation gives it to the handler, and none that is not a UUID", () => {
     const withPath = (id: string) => ({ params: { id } }) as unknown as Request;
-    expect(prefetchHint('invoice-of-path', withPath(A.toUpperCase()))).to.deep.equal({ kind: 'invoice', id: A.toUpperCase() });
+    expect(prefetchHint('invoice-of-path', withPath(A.toUpperCase()))).to.deep.equal({ kind: 'invoice', id: A });
     expect(prefetchHint('invoice-of-path', withPath('42'))).to.equal(null);
   });
 
@@ -103,15 +105,17 @@ describe('prefetch: the facts it answers', () => {
       e_global_position: String(10 + revision), e_transaction_id: '700', e_stream_id: `invoice-${B}`, e_revision: String(revision), e_event_id: `${A.slice(0, -1)}${revision}`,
       e_type: 'InvoiceCreated', e_data: {}, e_metadata: { organization_id: ORG }, e_hash: 'h', e_created_at: new Date(0), e_inline_projectors: 1,
     });
-    const fetched = prefetchedOf({ kind: 'invoice', id: B }, [{ ...row(A), ...event(0) }, { ...row(A), ...event(1) }]);
+    const fetched = prefetchedOf({ kind: 'invoice', id: B }, [{ ...row(A), ...event(1) }, { ...row(A), ...event(0) }]);
     expect(fetched.stream!.name).to.equal(`invoice-${B}`);
     expect(fetched.stream!.events.map((e) => [e.revision, e.id, e.stream])).to.deep.equal([[0, `${A.slice(0, -1)}0`, `invoice-${B}`], [1, `${A.slice(0, -1)}1`, `invoice-${B}`]]);
     const facts = recording();
     expect(await withPrefetched(facts, fetched).customer(ORG, A)).to.deep.equal(snapshot(A));
     expect(facts.asked).to.deep.equal([]);
-    // No stream (no event row), no customer row: the stream is empty, and the customer the handler names is read.
-    const none = prefetchedOf({ kind: 'invoice', id: B }, [{ ...row(null), e_event_id: null }]);
+    // No stream (no event row): no customer either, even one the invoice's row named (it would be older than
+    // the stream the handler then reads); the customer the handler names is read.
+    const none = prefetchedOf({ kind: 'invoice', id: B }, [{ ...row(A), e_event_id: null }]);
     expect(none.stream!.events).to.deep.equal([]);
+    expect(none.customer).to.equal(undefined);
     expect(await withPrefetched(facts, none).customer(ORG, A)).to.deep.equal(snapshot(A));
     expect(facts.asked).to.deep.equal([`customer ${A}`]);
   });
@@ -123,3 +127,25 @@ describe('prefetch: the facts it answers', () => {
     expect(facts.asked).to.deep.equal([`organization ${ORG}`]);
   });
 });
+
+describe("prefetch: an invoice's stream only where the events are tables of the same database", () => {
+  /** The statement authenticate() sends for an invoice hint, with an event store of `kind` (the key found nowhere: a 401 after it). */
+  async function statementFor(kind: 'postgres' | 'eventstoredb'): Promise<string> {
+    const sent: string[] = [];
+    const rt = {
+      config: { serviceMode: 'test' },
+      store: { kind },
+      database: { pool: { query: async (q: { name: string }) => (sent.push(q.name), { rows: [] }) } },
+    } as unknown as Runtime;
+    const secret = `svc_test_${'a'.repeat(32)}`;
+    const req = { headers: { authorization: `Bearer ${secret}` }, rawHeaders: ['Authorization', `Bearer ${secret}`] } as unknown as Request;
+    await authenticate(rt, req, { kind: 'invoice', id: A }).then(() => expect.fail('no key, no principal'), () => {});
+    return sent.join(', ');
+  }
+
+  it('PostgreSQL: the key with the invoice; EventStoreDB: the key alone (the handler reads the stream from the store)', async () => {
+    expect(await statementFor('postgres')).to.equal('pipeline-authenticate+invoice');
+    expect(await statementFor('eventstoredb')).to.equal('pipeline-authenticate');
+  });
+});
+

@@ -48,7 +48,7 @@ import { isUuid } from '../../shared/ids.ts';
 /** What a route will read: the customer named in its body, or the invoice named in its path (its stream and customer). */
 export type PrefetchKind = 'customer-of-body' | 'invoice-of-path';
 
-/** The customer (its id, a UUID in lower case) or the invoice (its id as the path has it) to fetch beside the key, or none. */
+/** The customer or the invoice to fetch beside the key (its id, a UUID in lower case), or none. */
 export type PrefetchHint = { kind: 'customer'; id: string } | { kind: 'invoice'; id: string } | null;
 
 /** What the authentication statement brought back beside the key. */
@@ -71,8 +71,8 @@ const UUID_AFTER = /^\s*:\s*"([0-9A-Fa-f-]{36})"/;
 export function prefetchHint(kind: PrefetchKind | undefined, req: Request): PrefetchHint {
   if (kind === 'invoice-of-path') {
     const id = req.params.id;
-    // As written in the path: the stream the handler reads is named after it (invoiceStream).
-    return typeof id === 'string' && isUuid(id) ? { kind: 'invoice', id } : null;
+    // Lower case, as validation gives the handler its path's ids: the stream it reads is named after that (invoiceStream).
+    return typeof id === 'string' && isUuid(id) ? { kind: 'invoice', id: id.toLowerCase() } : null;
   }
   if (kind !== 'customer-of-body') return null;
   // A scan of the raw bytes, not a parse: the body is parsed after authentication (the order of checks), and
@@ -105,9 +105,11 @@ export function prefetchedOf(hint: PrefetchHint, rows: readonly Record<string, a
   if (hint?.kind === 'customer') {
     prefetched.customer = row.c_id ? { id: row.c_id, ...snapshotOfRow(row, 'c_') } : { id: hint.id, organizationId: null, snapshot: null };
   } else if (hint?.kind === 'invoice') {
+    const events = streamRiderEvents(rows);
+    prefetched.stream = { name: invoiceStream(hint.id), events };
+    // The customer only with the stream it was read beside: never older than a stream the handler reads later.
     // No customer fetched says nothing of the one the stream names (a read model behind its log): that one is read.
-    if (row.c_id) prefetched.customer = { id: row.c_id, ...snapshotOfRow(row, 'c_') };
-    prefetched.stream = { name: invoiceStream(hint.id), events: streamRiderEvents(rows) };
+    if (row.c_id && events.length > 0) prefetched.customer = { id: row.c_id, ...snapshotOfRow(row, 'c_') };
   }
   return prefetched;
 }

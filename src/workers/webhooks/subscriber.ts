@@ -76,7 +76,8 @@ export interface SubscriberClock {
   sleep(ms: number): Promise<void>;
 }
 
-const realClock: SubscriberClock = { now: Date.now, sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)) };
+// Monotonic: a wall clock stepped back (NTP, a resumed VM) would make the next read wait as long.
+const realClock: SubscriberClock = { now: () => performance.now(), sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)) };
 
 /** Waits, when needed, until the last read is `everyMs` old; one per subscriber (its runner asks one read at a time). */
 class QuestionSpacing {
