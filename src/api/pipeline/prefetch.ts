@@ -16,10 +16,11 @@
  * organization (the finalize read them beside the invoice's stream, in no
  * order with it, as before).
  *
- * A finalize names its invoice in its path: the statement brings the
- * invoice's stream (src/eventstore/stream-rider.ts), which the command's
- * first read of it is answered with, and the customer the invoice's row
- * names. Both come from the one statement, so from one snapshot: the buyer
+ * A command on one invoice (finalize, send, pay, void) names it in its
+ * path: the statement brings the invoice's stream
+ * (src/eventstore/stream-rider.ts), which the command's first read of it is
+ * answered with, and the customer the invoice's row names (which a finalize
+ * freezes as the buyer). Both come from the one statement, so from one snapshot: the buyer
  * the finalize freezes is never older than a customer change made before
  * the invoice's last edit it decides on (a client that renames a customer,
  * then edits the draft, then finalizes gets the new name). A customer read
