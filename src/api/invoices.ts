@@ -124,7 +124,7 @@ export const invoiceRoutes: RouteSpec[] = [
     scope: 'invoices:write',
     body: schemas.updateInvoiceBody,
     check: (ctx, body) => invoiceBodyErrors(ctx, body, 'update'),
-    prefetch: 'customer-of-body',
+    prefetch: 'invoice-of-path+customer-of-body',
     errors: ['INVOICE_NOT_EDITABLE', 'VERSION_CONFLICT'],
     async handler(ctx, { params, body }) {
       return answer(ctx, await updateInvoice(write(ctx), params.id, body));

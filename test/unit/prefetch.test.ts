@@ -59,6 +59,10 @@ describe('prefetch: the hint', () => {
     const withPath = (id: string) => ({ params: { id } }) as unknown as Request;
     expect(prefetchHint('invoice-of-path', withPath(A.toUpperCase()))).to.deep.equal({ kind: 'invoice', id: A });
     expect(prefetchHint('invoice-of-path', withPath('42'))).to.equal(null);
+    // An edit: the invoice, and the customer its body names when it names one.
+    const edit = (body: string) => ({ params: { id: A.toUpperCase() }, body: Buffer.from(body) }) as unknown as Request;
+    expect(prefetchHint('invoice-of-path+customer-of-body', edit(`{"customer_id":"${B.toUpperCase()}"}`))).to.deep.equal({ kind: 'invoice', id: A, customerId: B });
+    expect(prefetchHint('invoice-of-path+customer-of-body', edit('{"notes":"x"}'))).to.deep.equal({ kind: 'invoice', id: A });
   });
 
   it('gives none for a route without a prefetch', () => {
@@ -118,6 +122,15 @@ describe('prefetch: the facts it answers', () => {
     expect(none.customer).to.equal(undefined);
     expect(await withPrefetched(facts, none).customer(ORG, A)).to.deep.equal(snapshot(A));
     expect(facts.asked).to.deep.equal([`customer ${A}`]);
+  });
+
+  it("an edit's statement: the customer its body names, even without events; no row is no such customer, without a read", async () => {
+    const facts = recording();
+    const found = prefetchedOf({ kind: 'invoice', id: B, customerId: A }, [{ ...row(A), e_event_id: null }]);
+    expect(await withPrefetched(facts, found).customer(ORG, A)).to.deep.equal(snapshot(A));
+    const missing = prefetchedOf({ kind: 'invoice', id: B, customerId: A }, [{ ...row(null), e_event_id: null }]);
+    expect(await withPrefetched(facts, missing).customer(ORG, A)).to.equal(null);
+    expect(facts.asked).to.deep.equal([]);
   });
 
   it('an account key brings no seller facts: the organization is read', async () => {

@@ -84,8 +84,9 @@ function keyQuery(hint: NonNullable<PrefetchHint>['kind'] | null): string {
   if (hint === 'customer') return `${head}, ${prefetchCte('$3::uuid')}
   ${select}, fetched.*, ${rowDigest('fetched')} as c_digest
     ${from} left join fetched on true`;
-  // $3 the invoice's stream, $4 its id: a row per event (stream-rider.ts), the customer the invoice's row names on each.
-  if (hint === 'invoice') return `${head}, ${prefetchCte(customerOfInvoice(4))}
+  // $3 the invoice's stream, $4 its id, $5 the customer its body names (or null): a row per event (stream-rider.ts),
+  // with the customer on each, the body's or else the one the invoice's row names.
+  if (hint === 'invoice') return `${head}, ${prefetchCte(customerOfInvoice(5, 4))}
   ${select}, fetched.*, e_events.*
     ${from} left join fetched on true ${streamRiderJoin('$3')}`;
   return `${head}
@@ -101,7 +102,7 @@ const KEY_STATEMENT_WITH_INVOICE = { name: 'pipeline-authenticate+invoice', text
 /** The key's statement for a hint, with its values. */
 function keyStatement(hash: string, hint: PrefetchHint): { name: string; text: string; values: unknown[] } {
   if (hint?.kind === 'customer') return { ...KEY_STATEMENT_WITH_CUSTOMER, values: [hash, Date.now(), hint.id] };
-  if (hint?.kind === 'invoice') return { ...KEY_STATEMENT_WITH_INVOICE, values: [hash, Date.now(), invoiceStream(hint.id), hint.id] };
+  if (hint?.kind === 'invoice') return { ...KEY_STATEMENT_WITH_INVOICE, values: [hash, Date.now(), invoiceStream(hint.id), hint.id, hint.customerId ?? null] };
   return { ...KEY_STATEMENT, values: [hash, Date.now()] };
 }
 

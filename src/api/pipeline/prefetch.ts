@@ -16,11 +16,11 @@
  * organization (the finalize read them beside the invoice's stream, in no
  * order with it, as before).
  *
- * A command on one invoice (finalize, send, pay, void) names it in its
+ * A command on one invoice (finalize, send, pay, void, an edit) names it in its
  * path: the statement brings the invoice's stream
  * (src/eventstore/stream-rider.ts), which the command's first read of it is
  * answered with, and the customer the invoice's row names (which a finalize
- * freezes as the buyer). Both come from the one statement, so from one snapshot: the buyer
+ * freezes as the buyer), or for an edit the one its body names. Both come from the one statement, so from one snapshot: the buyer
  * the finalize freezes is never older than a customer change made before
  * the invoice's last edit it decides on (a client that renames a customer,
  * then edits the draft, then finalizes gets the new name). A customer read
@@ -46,11 +46,17 @@ import type { RequestContext } from '../route.ts';
 import { rawBody } from '../body.ts';
 import { isUuid } from '../../shared/ids.ts';
 
-/** What a route will read: the customer named in its body, or the invoice named in its path (its stream and customer). */
-export type PrefetchKind = 'customer-of-body' | 'invoice-of-path';
+/**
+ * What a route will read: the customer named in its body; the invoice named in its path (its stream, and the
+ * customer its row names); or both (an edit: its stream, and the customer its body names, if any).
+ */
+export type PrefetchKind = 'customer-of-body' | 'invoice-of-path' | 'invoice-of-path+customer-of-body';
 
-/** The customer or the invoice to fetch beside the key (its id, a UUID in lower case), or none. */
-export type PrefetchHint = { kind: 'customer'; id: string } | { kind: 'invoice'; id: string } | null;
+/**
+ * The customer or the invoice to fetch beside the key (ids: UUIDs in lower case), or none. An invoice's
+ * `customerId`: the customer its body names, fetched instead of the one the invoice's row names.
+ */
+export type PrefetchHint = { kind: 'customer'; id: string } | { kind: 'invoice'; id: string; customerId?: string } | null;
 
 /** What the authentication statement brought back beside the key. */
 export interface Prefetched {
@@ -66,23 +72,32 @@ const CUSTOMER_ID = Buffer.from('"customer_id"');
 const UUID_AFTER = /^\s*:\s*"([0-9A-Fa-f-]{36})"/;
 
 /**
- * The hint of a route: the UUID string that follows the first `"customer_id"` in its raw body (none when
- * that first one is not followed by a UUID string). Never throws (the body is not validated yet).
+ * The hint of a route: the invoice's id in its path, and the UUID string that follows the first
+ * `"customer_id"` in its raw body (none when that first one is not followed by a UUID string). Never throws
+ * (the request is not validated yet).
  */
 export function prefetchHint(kind: PrefetchKind | undefined, req: Request): PrefetchHint {
-  if (kind === 'invoice-of-path') {
-    const id = req.params.id;
-    // Lower case, as validation gives the handler its path's ids: the stream it reads is named after that (invoiceStream).
-    return typeof id === 'string' && isUuid(id) ? { kind: 'invoice', id: id.toLowerCase() } : null;
+  if (kind === 'customer-of-body') {
+    const id = customerOfBody(req);
+    return id === null ? null : { kind: 'customer', id };
   }
-  if (kind !== 'customer-of-body') return null;
+  if (kind !== 'invoice-of-path' && kind !== 'invoice-of-path+customer-of-body') return null;
+  const id = req.params.id;
+  // Lower case, as validation gives the handler its path's ids: the stream it reads is named after that (invoiceStream).
+  if (typeof id !== 'string' || !isUuid(id)) return null;
+  const customerId = kind === 'invoice-of-path+customer-of-body' ? customerOfBody(req) : null;
+  return customerId === null ? { kind: 'invoice', id: id.toLowerCase() } : { kind: 'invoice', id: id.toLowerCase(), customerId };
+}
+
+/** The UUID string after the first `"customer_id"` of the raw body, in lower case, or null. */
+function customerOfBody(req: Request): string | null {
   // A scan of the raw bytes, not a parse: the body is parsed after authentication (the order of checks), and
   // a hint that is wrong (a nested "customer_id", a second one the parser would refuse) costs only the read.
   const raw = rawBody(req);
   const at = raw.indexOf(CUSTOMER_ID);
   if (at < 0) return null;
   const m = UUID_AFTER.exec(raw.subarray(at + CUSTOMER_ID.length, at + CUSTOMER_ID.length + 80).toString('latin1'));
-  return m && isUuid(m[1]) ? { kind: 'customer', id: m[1].toLowerCase() } : null;
+  return m && isUuid(m[1]) ? m[1].toLowerCase() : null;
 }
 
 /**
@@ -93,8 +108,12 @@ export function prefetchCte(idSql: string): string {
   return `fetched as (select ${snapshotColumns('c', 'c_')} from customers c where c.id = ${idSql})`;
 }
 
-/** The customer id of an invoice hint's statement: the one the invoice's row names (its id the parameter `$param`). */
-export const customerOfInvoice = (param: number) => `(select i.customer_id from invoices i where i.id = $${param}::uuid)`;
+/**
+ * The customer id of an invoice hint's statement: the one its body names (the parameter `$named`, null for
+ * none), else the one the invoice's row names (the invoice's id the parameter `$invoice`).
+ */
+export const customerOfInvoice = (named: number, invoice: number) =>
+  `coalesce($${named}::uuid, (select i.customer_id from invoices i where i.id = $${invoice}::uuid))`;
 
 /** What the statement's rows (those of a key that authenticated: one per event of a fetched stream) say, for this hint. */
 export function prefetchedOf(hint: PrefetchHint, rows: readonly Record<string, any>[]): Prefetched {
@@ -103,14 +122,18 @@ export function prefetchedOf(hint: PrefetchHint, rows: readonly Record<string, a
   if (row.kind === 'organization') {
     prefetched.organization = { id: row.organization_id, facts: { legal_name: row.org_legal_name ?? null, ice: row.org_ice ?? null } };
   }
+  // A customer named by id (the body's): no row is the answer "no such customer", as its read would say.
+  const named = (id: string) => (row.c_id ? { id: row.c_id, ...snapshotOfRow(row, 'c_') } : { id, organizationId: null, snapshot: null });
   if (hint?.kind === 'customer') {
-    prefetched.customer = row.c_id ? { id: row.c_id, ...snapshotOfRow(row, 'c_') } : { id: hint.id, organizationId: null, snapshot: null };
+    prefetched.customer = named(hint.id);
   } else if (hint?.kind === 'invoice') {
     const events = streamRiderEvents(rows);
     prefetched.stream = { name: invoiceStream(hint.id), events };
-    // The customer only with the stream it was read beside: never older than a stream the handler reads later.
-    // No customer fetched says nothing of the one the stream names (a read model behind its log): that one is read.
-    if (row.c_id && events.length > 0) prefetched.customer = { id: row.c_id, ...snapshotOfRow(row, 'c_') };
+    if (hint.customerId !== undefined) prefetched.customer = named(hint.customerId);
+    // The customer the invoice's row names only with the stream it was read beside: never older than a stream the
+    // handler reads later. None fetched says nothing of the one the stream names (a read model behind its log):
+    // that one is read.
+    else if (row.c_id && events.length > 0) prefetched.customer = { id: row.c_id, ...snapshotOfRow(row, 'c_') };
   }
   return prefetched;
 }
