@@ -9,7 +9,7 @@ import { expect } from 'chai';
 import type { Request } from 'express';
 import type { InvoiceCustomer } from '../../src/commands/invoice/commands.ts';
 import type { InvoiceFacts } from '../../src/commands/invoice/facts.ts';
-import { prefetchHint, prefetchedOf, withPrefetched } from '../../src/api/pipeline/prefetch.ts';
+import { prefetchHint, prefetchedOf, withPrefetched, type PrefetchHint } from '../../src/api/pipeline/prefetch.ts';
 import { authenticate } from '../../src/api/pipeline/authenticate.ts';
 import type { Runtime } from '../../src/runtime.ts';
 
@@ -143,7 +143,7 @@ describe('prefetch: the facts it answers', () => {
 
 describe("prefetch: an invoice's stream only where the events are tables of the same database", () => {
   /** The statement authenticate() sends for an invoice hint, with an event store of `kind` (the key found nowhere: a 401 after it). */
-  async function statementFor(kind: 'postgres' | 'eventstoredb'): Promise<string> {
+  async function statementFor(kind: 'postgres' | 'eventstoredb', hint: PrefetchHint = { kind: 'invoice', id: A }): Promise<string> {
     const sent: string[] = [];
     const rt = {
       config: { serviceMode: 'test' },
@@ -152,13 +152,17 @@ describe("prefetch: an invoice's stream only where the events are tables of the 
     } as unknown as Runtime;
     const secret = `svc_test_${'a'.repeat(32)}`;
     const req = { headers: { authorization: `Bearer ${secret}` }, rawHeaders: ['Authorization', `Bearer ${secret}`] } as unknown as Request;
-    await authenticate(rt, req, { kind: 'invoice', id: A }).then(() => expect.fail('no key, no principal'), () => {});
+    await authenticate(rt, req, hint).then(() => expect.fail('no key, no principal'), () => {});
     return sent.join(', ');
   }
 
   it('PostgreSQL: the key with the invoice; EventStoreDB: the key alone (the handler reads the stream from the store)', async () => {
     expect(await statementFor('postgres')).to.equal('pipeline-authenticate+invoice');
     expect(await statementFor('eventstoredb')).to.equal('pipeline-authenticate');
+    // An edit naming a customer: that customer still rides with the key, as a create's.
+    const edit: PrefetchHint = { kind: 'invoice', id: A, customerId: B };
+    expect(await statementFor('postgres', edit)).to.equal('pipeline-authenticate+invoice');
+    expect(await statementFor('eventstoredb', edit)).to.equal('pipeline-authenticate+customer');
   });
 });
 

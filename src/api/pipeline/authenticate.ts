@@ -147,8 +147,9 @@ export function keyOf(rt: Runtime, req: Request): { hash: string; mode: KeyMode 
  */
 export async function authenticate(rt: Runtime, req: Request, hint: PrefetchHint = null, memory?: KeyMemory): Promise<Principal> {
   const { hash, mode } = keyOf(rt, req);
-  // An invoice's stream rides with the key only where the events are tables of this database.
-  if (hint?.kind === 'invoice' && rt.store.kind !== 'postgres') hint = null;
+  // An invoice's stream rides with the key only where the events are tables of this database; elsewhere an
+  // edit's named customer still does, as a create's.
+  if (hint?.kind === 'invoice' && rt.store.kind !== 'postgres') hint = hint.customerId === undefined ? null : { kind: 'customer', id: hint.customerId };
   const { rows } = await rt.database.pool.query(keyStatement(hash, hint));
   let principal: Principal;
   try {

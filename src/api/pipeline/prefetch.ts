@@ -13,22 +13,23 @@
  * checks it (src/queries/customers.ts), so a wrong hint costs the read it
  * would have made anyway and never shows another organization's row. The
  * seller's legal name and ICE come with an organization key's own
- * organization (the finalize read them beside the invoice's stream, in no
- * order with it, as before).
+ * organization (the facts a finalize checks).
  *
- * A command on one invoice (finalize, send, pay, void, an edit) names it in its
- * path: the statement brings the invoice's stream
+ * A command on one invoice (finalize, send, pay, void, an edit) names it
+ * in its path: the statement brings the invoice's stream
  * (src/eventstore/stream-rider.ts), which the command's first read of it is
  * answered with, and the customer the invoice's row names (which a finalize
- * freezes as the buyer), or for an edit the one its body names. Both come from the one statement, so from one snapshot: the buyer
- * the finalize freezes is never older than a customer change made before
- * the invoice's last edit it decides on (a client that renames a customer,
- * then edits the draft, then finalizes gets the new name). A customer read
- * before the stream, in an earlier statement, could be older; so the
- * customer alone is never fetched for a finalize. The invoice's row is a
- * hint too: where the stream names another customer (a read model behind
- * its log, INLINE_PROJECTIONS=false), the finalize reads that one. Only on
- * the PostgreSQL event store, whose events are in the same database.
+ * freezes as the buyer), or for an edit the one its body names. Both come
+ * from the one statement, so from one snapshot: the buyer the finalize
+ * freezes is never older than a customer change made before the invoice's
+ * last edit it decides on (a client that renames a customer, then edits
+ * the draft, then finalizes gets the new name). A customer read before the
+ * stream, in an earlier statement, could be older; so the customer alone is
+ * never fetched for a finalize. The invoice's row is a hint too: where the
+ * stream names another customer (a read model behind its log,
+ * INLINE_PROJECTIONS=false), the finalize reads that one. The stream only
+ * with the PostgreSQL event store, whose events are in the same database
+ * (with EventStoreDB an edit still gets its named customer, as a create).
  *
  * Fetched facts are as old as the request: a request that waited for another
  * attempt of its Idempotency-Key drops them (src/api/pipeline/index.ts) and
