@@ -24,7 +24,7 @@ export function streamRiderJoin(streamSql: string): string {
     ) ${PREFIX}events on true`;
 }
 
-/** The events a statement with streamRiderJoin returned, in its rows' order. */
+/** The events a statement with streamRiderJoin returned, oldest first. */
 export function streamRiderEvents(rows: readonly Record<string, any>[]): RecordedEvent[] {
   const events: RecordedEvent[] = [];
   for (const row of rows) {
@@ -55,5 +55,7 @@ export function withStreamRead(store: EventStore, stream: string, events: Record
       }
       return store.readStream(name, options);
     },
+    // The store it came from owns the connections and subscriptions (and closes them).
+    async close() {},
   };
 }
