@@ -22,7 +22,7 @@ import { ProjectionRunner } from '../src/projections/runner.ts';
 import { silentLogger } from '../src/shared/logger.ts';
 import { addEndpoint } from '../src/workers/webhooks/endpoints.ts';
 import { WebhookSender } from '../src/workers/webhooks/sender.ts';
-import { webhookSubscriber } from '../src/workers/webhooks/subscriber.ts';
+import { createWebhookSubscriber } from '../src/workers/webhooks/subscriber.ts';
 import { runConcurrently } from './support/concurrency.ts';
 import { createBenchDatabase, startBenchServer, warmPool, type BenchDatabase } from './support/postgres.ts';
 import { fmtInt, fmtMs, fmtPct, msSince, perSecond, summarize } from './support/stats.ts';
@@ -62,7 +62,7 @@ export async function run(): Promise<void> {
   const database = await createBenchDatabase(server, { poolSize: 40, prefix: 'bench_wh' });
   const store = await createPostgresEventStore(database.pool, database.url);
   const receiver = await startReceiver();
-  const runner = new ProjectionRunner({ db: database.db, store, url: database.url, logger: silentLogger }, webhookSubscriber);
+  const runner = new ProjectionRunner({ db: database.db, store, url: database.url, logger: silentLogger }, createWebhookSubscriber());
   const local: number[] = [];
   const localServer = http.createServer((req, res) => {
     const chunks: Buffer[] = [];

@@ -11,7 +11,7 @@ import { pino } from 'pino';
 import { comparePositions } from '../../src/eventstore/types.ts';
 import { ProjectionRunner } from '../../src/projections/runner.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
-import { createWebhookSubscriber, SUBSCRIBER_NAME, webhookSubscriber } from '../../src/workers/webhooks/subscriber.ts';
+import { createWebhookSubscriber, SUBSCRIBER_NAME } from '../../src/workers/webhooks/subscriber.ts';
 import { startHarness, type Harness } from './harness.ts';
 import { appendCustomer, appendInvoice, newEndpoint, newOrganization, Receiver, until, type Received } from './support.ts';
 
@@ -135,7 +135,7 @@ describe('webhooks: delivery per convention', () => {
     await newEndpoint(h.t.db, org, receiver.url(), 'A');
     await appendCustomer(h.store, org);
     const last = (await h.store.readAll(null, 100_000)).at(-1)!.position;
-    const runner = new ProjectionRunner({ db: h.t.db, store: h.store, url: h.t.url, logger: silentLogger }, webhookSubscriber);
+    const runner = new ProjectionRunner({ db: h.t.db, store: h.store, url: h.t.url, logger: silentLogger }, createWebhookSubscriber());
     runner.start();
     try {
       await until(() => receiver.requests.length === 1);
@@ -151,7 +151,8 @@ describe('webhooks: delivery per convention', () => {
   it('events of an organization without an endpoint open no transaction; its first endpoint gets the next events', async () => {
     await h.runner.stop();
     const batches: string[][] = [];
-    const recording = { ...webhookSubscriber, apply: (events: any[], trx: any) => (batches.push(events.map((e) => e.id)), webhookSubscriber.apply(events, trx)) };
+    const subscriber = createWebhookSubscriber();
+    const recording = { ...subscriber, apply: (events: any[], trx: any) => (batches.push(events.map((e) => e.id)), subscriber.apply(events, trx)) };
     const runner = new ProjectionRunner({ db: h.t.db, store: h.store, url: h.t.url, logger: silentLogger }, recording);
     runner.start();
     try {

@@ -8,7 +8,7 @@ import type { EventStore } from '../../src/eventstore/types.ts';
 import { ProjectionRunner } from '../../src/projections/runner.ts';
 import { createLogger, silentLogger } from '../../src/shared/logger.ts';
 import { WebhookSender, type SenderOptions } from '../../src/workers/webhooks/sender.ts';
-import { webhookSubscriber } from '../../src/workers/webhooks/subscriber.ts';
+import { createWebhookSubscriber } from '../../src/workers/webhooks/subscriber.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 
 export interface Harness {
@@ -29,7 +29,7 @@ export const logger = process.env.TEST_LOG ? createLogger(process.env.TEST_LOG) 
 export async function startHarness(o: HarnessOptions = {}): Promise<Harness> {
   const t = await freshDatabase();
   const store = await createPostgresEventStore(t.pool, t.url);
-  const runner = new ProjectionRunner({ db: t.db, store, url: t.url, logger }, webhookSubscriber);
+  const runner = new ProjectionRunner({ db: t.db, store, url: t.url, logger }, createWebhookSubscriber());
   runner.start();
   const senders: WebhookSender[] = [];
   const { senders: count = 1, ...overrides } = o;

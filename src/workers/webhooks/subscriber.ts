@@ -54,21 +54,11 @@ export function publishedEvent(e: RecordedEvent): PublishedEvent | null {
   return { id: e.id, name: pub.name, organizationId: org, createdAt, data: pub.data };
 }
 
-/** Organizations last seen with an enabled endpoint, and until when that is trusted (bounded: see remember). */
-const subscribed = new Map<string, number>();
-const SUBSCRIBED_FOR_MS = 60_000;
-const SUBSCRIBED_MAX = 10_000;
-
-function remember(organizationIds: string[], now: number): void {
-  if (subscribed.size + organizationIds.length > SUBSCRIBED_MAX) {
-    for (const [org, until] of subscribed) if (until <= now) subscribed.delete(org);
-    if (subscribed.size + organizationIds.length > SUBSCRIBED_MAX) subscribed.clear();
-  }
-  for (const org of organizationIds) subscribed.set(org, now + SUBSCRIBED_FOR_MS);
-}
-
 /** The subscriber's read of which organizations have an enabled endpoint, at most this often (the module's comment). */
 export const QUESTION_EVERY_MS = 25;
+/** How long an organization seen with an enabled endpoint is trusted to have one, and how many are remembered. */
+const SUBSCRIBED_FOR_MS = 60_000;
+const SUBSCRIBED_MAX = 10_000;
 
 /** The subscriber's clock: what its reads are spaced by (a test's own clock makes the spacing observable without timing it). */
 export interface SubscriberClock {
@@ -79,47 +69,55 @@ export interface SubscriberClock {
 // Monotonic: a wall clock stepped back (NTP, a resumed VM) would make the next read wait as long.
 const realClock: SubscriberClock = { now: () => performance.now(), sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)) };
 
-/** Waits, when needed, until the last read is `everyMs` old; one per subscriber (its runner asks one read at a time). */
-class QuestionSpacing {
-  private last = -Infinity;
+/**
+ * Which of a batch's organizations have an enabled endpoint: those seen with one lately, else one read, at most
+ * every `everyMs` (its runner asks one batch at a time). One per subscriber.
+ */
+class EndpointQuestion {
+  /** Organizations last seen with an enabled endpoint, and until when that is trusted (bounded: see remember). */
+  private readonly subscribed = new Map<string, number>();
+  private lastRead = -Infinity;
   constructor(private readonly clock: SubscriberClock, private readonly everyMs: number) {}
 
-  async turn(): Promise<void> {
-    const wait = this.last + this.everyMs - this.clock.now();
-    if (wait > 0) await this.clock.sleep(wait);
-    this.last = this.clock.now();
+  /** The published events whose organization has an enabled endpoint. */
+  async relevant(events: RecordedEvent[], db: Kysely<Database>): Promise<RecordedEvent[]> {
+    const published = events.flatMap((e) => {
+      const pub = publishedEvent(e);
+      // Lower case, as PostgreSQL prints a uuid (an organization id written in capitals is the same organization).
+      return pub ? [{ e, org: pub.organizationId.toLowerCase() }] : [];
+    });
+    // Decided from this set, not from the map, which remember() may empty.
+    const withEndpoints = new Set<string>();
+    const unknown: string[] = [];
+    for (const org of new Set(published.map((p) => p.org))) {
+      if ((this.subscribed.get(org) ?? -Infinity) > this.clock.now()) withEndpoints.add(org);
+      else unknown.push(org);
+    }
+    if (unknown.length > 0) {
+      const wait = this.lastRead + this.everyMs - this.clock.now();
+      if (wait > 0) await this.clock.sleep(wait);
+      this.lastRead = this.clock.now();
+      const { rows } = await sql<{ organization_id: string }>`
+        select distinct organization_id from webhook_endpoints where organization_id = any(${unknown}::uuid[]) and enabled`.execute(db);
+      for (const r of rows) withEndpoints.add(r.organization_id);
+      this.remember(rows.map((r) => r.organization_id), this.lastRead);
+    }
+    return published.filter((p) => withEndpoints.has(p.org)).map((p) => p.e);
+  }
+
+  private remember(organizationIds: string[], now: number): void {
+    if (this.subscribed.size + organizationIds.length > SUBSCRIBED_MAX) {
+      for (const [org, until] of this.subscribed) if (until <= now) this.subscribed.delete(org);
+      if (this.subscribed.size + organizationIds.length > SUBSCRIBED_MAX) this.subscribed.clear();
+    }
+    for (const org of organizationIds) this.subscribed.set(org, now + SUBSCRIBED_FOR_MS);
   }
 }
 
-/** The published events whose organization has an enabled endpoint (read unless remembered, at most every QUESTION_EVERY_MS). */
-async function relevantEvents(events: RecordedEvent[], db: Kysely<Database>, spacing: QuestionSpacing): Promise<RecordedEvent[]> {
-  const published = events.flatMap((e) => {
-    const pub = publishedEvent(e);
-    // Lower case, as PostgreSQL prints a uuid (an organization id written in capitals is the same organization).
-    return pub ? [{ e, org: pub.organizationId.toLowerCase() }] : [];
-  });
-  const now = Date.now();
-  // Decided from this set, not from the map, which remember() may empty.
-  const withEndpoints = new Set<string>();
-  const unknown: string[] = [];
-  for (const org of new Set(published.map((p) => p.org))) {
-    if ((subscribed.get(org) ?? 0) > now) withEndpoints.add(org);
-    else unknown.push(org);
-  }
-  if (unknown.length > 0) {
-    await spacing.turn();
-    const { rows } = await sql<{ organization_id: string }>`
-      select distinct organization_id from webhook_endpoints where organization_id = any(${unknown}::uuid[]) and enabled`.execute(db);
-    for (const r of rows) withEndpoints.add(r.organization_id);
-    remember(rows.map((r) => r.organization_id), now);
-  }
-  return published.filter((p) => withEndpoints.has(p.org)).map((p) => p.e);
-}
-
-/** The subscriber (the module's comment); `clock` and `questionEveryMs` for tests. */
+/** A subscriber (the module's comment), one per runner; `clock` and `questionEveryMs` for tests. */
 export function createWebhookSubscriber(clock: SubscriberClock = realClock, questionEveryMs = QUESTION_EVERY_MS): Projector {
-  const spacing = new QuestionSpacing(clock, questionEveryMs);
-  return { ...subscriber, relevant: (events, db) => relevantEvents(events, db, spacing) };
+  const question = new EndpointQuestion(clock, questionEveryMs);
+  return { ...subscriber, relevant: (events, db) => question.relevant(events, db) };
 }
 
 const subscriber: Projector = {
@@ -148,6 +146,3 @@ const subscriber: Projector = {
     if (numAffectedRows && numAffectedRows > 0n) await sql`select pg_notify(${DELIVERIES_CHANNEL}, '')`.execute(trx);
   },
 };
-
-/** The subscriber of a process (one runner, so one spacing of its reads). */
-export const webhookSubscriber: Projector = createWebhookSubscriber();
