@@ -123,8 +123,9 @@ export function prefetchedOf(hint: PrefetchHint, rows: readonly Record<string, a
   if (row.kind === 'organization') {
     prefetched.organization = { id: row.organization_id, facts: { legal_name: row.org_legal_name ?? null, ice: row.org_ice ?? null } };
   }
+  const fetched = row.c_id ? { id: row.c_id as string, ...snapshotOfRow(row, 'c_') } : null;
   // A customer named by id (the body's): no row is the answer "no such customer", as its read would say.
-  const named = (id: string) => (row.c_id ? { id: row.c_id, ...snapshotOfRow(row, 'c_') } : { id, organizationId: null, snapshot: null });
+  const named = (id: string) => fetched ?? { id, organizationId: null, snapshot: null };
   if (hint?.kind === 'customer') {
     prefetched.customer = named(hint.id);
   } else if (hint?.kind === 'invoice') {
@@ -134,7 +135,7 @@ export function prefetchedOf(hint: PrefetchHint, rows: readonly Record<string, a
     // The customer the invoice's row names only with the stream it was read beside: never older than a stream the
     // handler reads later. None fetched says nothing of the one the stream names (a read model behind its log):
     // that one is read.
-    else if (row.c_id && events.length > 0) prefetched.customer = { id: row.c_id, ...snapshotOfRow(row, 'c_') };
+    else if (fetched && events.length > 0) prefetched.customer = fetched;
   }
   return prefetched;
 }
