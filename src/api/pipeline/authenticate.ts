@@ -153,7 +153,7 @@ export async function authenticate(rt: Runtime, req: Request, hint: PrefetchHint
   const { rows } = await rt.database.pool.query(keyStatement(hash, hint));
   let principal: Principal;
   try {
-    principal = principalOf(rows[0], hash, mode, hint, rows);
+    principal = principalOf(rows, hash, mode, hint);
   } catch (err) {
     memory?.forget(hash);
     throw err;
@@ -163,10 +163,11 @@ export async function authenticate(rt: Runtime, req: Request, hint: PrefetchHint
 }
 
 /**
- * The principal a row of the key's statement describes (401 when it is no key of this secret and mode); `rows`,
- * every row of the statement (one per event of a stream it fetched).
+ * The principal the key's statement's rows describe (401 when there is none, or no key of this secret and mode):
+ * one row, or one per event of a stream it fetched (the key's columns the same on each).
  */
-export function principalOf(row: Record<string, any> | undefined, hash: string, mode: KeyMode, hint: PrefetchHint, rows: readonly Record<string, any>[] = row ? [row] : []): Principal {
+export function principalOf(rows: readonly Record<string, any>[], hash: string, mode: KeyMode, hint: PrefetchHint): Principal {
+  const row = rows[0];
   if (!row || !sameHash(row.secret_hash, hash) || row.mode !== mode) throw unauthorized();
   // An organization key whose organization is gone from the read model cannot act anywhere.
   if (row.kind === 'organization' && row.org_account_id !== row.account_id) throw unauthorized();

@@ -163,7 +163,7 @@ export async function runOnRememberedKey(
     const key = keyOf(rt, req);
     const recalled = memory.recall(key.hash, hint.id);
     if (!recalled) return NORMAL;
-    principal = principalOf(recalled.row, key.hash, key.mode, hint);
+    principal = principalOf([recalled.row], key.hash, key.mode, hint);
     // An account key's organization is read by authorize() (a round trip of its own): not worth remembering.
     if (principal.key.kind !== 'organization') return NORMAL;
     // A window full as remembered is left to the normal way, which answers its 429 (the condition would refuse).
